@@ -1,0 +1,397 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/tool"
+)
+
+// Registry collects tool declarations for a dependency container C and
+// installs them on MCP servers.
+//
+// A Registry must be created with [New]. Its methods are safe for
+// concurrent use. Register is meant for init functions: it panics on any
+// misconfiguration, and after the first Install.
+type Registry[C any] struct {
+	mu        sync.RWMutex
+	entries   map[string]*entry[C]
+	sorted    []*entry[C] // by name; rebuilt on Register
+	installed bool
+	logger    *slog.Logger
+}
+
+type entry[C any] struct {
+	tool tool.Tool[C] // Description dedented; routes copied
+	site string       // FILE:LINE of the Register call
+	call *tool.Call   // put in every call's context
+	ann  *mcp.ToolAnnotations
+}
+
+// New returns an empty registry.
+func New[C any]() *Registry[C] {
+	return &Registry[C]{entries: map[string]*entry[C]{}}
+}
+
+// SetLogger sets the logger Install's wrapper reports recovered panics
+// to. nil (the default) selects [slog.Default] at the time of the panic.
+func (r *Registry[C]) SetLogger(l *slog.Logger) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.logger = l
+}
+
+// Register adds t to the registry. It panics, with a message of the form
+//
+//	registry: tool "NAME" (registered at FILE:LINE): RULE
+//
+// if t breaks any rule of [Registry.Check], if a tool of the same name is
+// registered already (the message names both sites), or if the registry
+// has been installed on a server.
+func (r *Registry[C]) Register(t tool.Tool[C]) {
+	site := caller(2)
+	if err := r.register(t, site); err != nil {
+		panic(err.Error())
+	}
+}
+
+// Check applies Register's rules to t without registering it, and returns
+// every problem joined in one error (nil if t is fine), each line in
+// Register's form. A name registered already is a problem too.
+func (r *Registry[C]) Check(t tool.Tool[C]) error {
+	site := caller(2)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.check(t, site)
+}
+
+func (r *Registry[C]) register(t tool.Tool[C], site string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.installed {
+		return fmt.Errorf("registry: tool %q (registered at %s): Register after Install (register tools in init functions)", t.Name, site)
+	}
+	if err := r.check(t, site); err != nil {
+		return err
+	}
+	t.Description = dedent(t.Description)
+	t.VisibilityRoutes = slices.Clone(t.VisibilityRoutes)
+	e := &entry[C]{
+		tool: t,
+		site: site,
+		call: &tool.Call{Tool: t.Name, ServiceKey: t.ServiceKey, Routes: t.VisibilityRoutes, Local: t.Local},
+		ann:  t.Behaviour.Annotations(t.Title, t.Idempotent, t.OpenWorld),
+	}
+	r.entries[t.Name] = e
+	i, _ := slices.BinarySearchFunc(r.sorted, t.Name, func(e *entry[C], name string) int { return strings.Compare(e.tool.Name, name) })
+	r.sorted = slices.Insert(r.sorted, i, e)
+	return nil
+}
+
+// check returns every rule t breaks; r.mu must be held.
+func (r *Registry[C]) check(t tool.Tool[C], site string) error {
+	var errs []error
+	fail := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("registry: tool %q (registered at %s): %s", t.Name, site, fmt.Sprintf(format, args...)))
+	}
+	if err := checkName(t.Name); err != nil {
+		fail("%v", err)
+	}
+	if prev, ok := r.entries[t.Name]; ok {
+		fail("duplicate tool name, first registered at %s", prev.site)
+	}
+	if strings.TrimSpace(t.Description) == "" {
+		fail("missing Description")
+	}
+	if !t.Behaviour.Valid() {
+		fail("Behaviour is %v: declare behaviour.ReadOnly, behaviour.Additive or behaviour.Destructive", t.Behaviour)
+	}
+	if t.Handler.IsZero() {
+		fail("missing Handler (use tool.Handle or tool.HandleResult)")
+	} else if err := t.Handler.Err(); err != nil {
+		fail("%v", err)
+	}
+	switch {
+	case t.Local && len(t.VisibilityRoutes) > 0:
+		fail("a Local tool must not declare VisibilityRoutes (it calls no upstream)")
+	case t.Local && t.ServiceKey != "":
+		fail("a Local tool must not declare a ServiceKey (it calls no upstream)")
+	case !t.Local && len(t.VisibilityRoutes) == 0:
+		fail("no VisibilityRoutes and not Local: declare the upstream routes the tool reaches, or Local for a tool that calls no upstream")
+	case !t.Local && t.ServiceKey == "":
+		fail("VisibilityRoutes without a ServiceKey: name the upstream service the tool calls")
+	}
+	if !t.Local && t.ServiceKey != "" {
+		if err := checkServiceKey(t.ServiceKey); err != nil {
+			fail("%v", err)
+		}
+	}
+	seen := map[tool.Route]bool{}
+	for _, rt := range t.VisibilityRoutes {
+		if err := rt.Validate(); err != nil {
+			fail("invalid %v", err)
+			continue
+		}
+		if t.ServiceKey != "" && !strings.HasPrefix(rt.URI, "/"+t.ServiceKey+"/") {
+			fail("route %s is outside service %q (its URI must start with %q)", rt, t.ServiceKey, "/"+t.ServiceKey+"/")
+		}
+		if seen[rt] {
+			fail("duplicate route %s", rt)
+		}
+		seen[rt] = true
+	}
+	return errors.Join(errs...)
+}
+
+func checkName(name string) error {
+	if name == "" {
+		return errors.New("empty Name")
+	}
+	if len(name) > 128 {
+		return fmt.Errorf("Name is %d bytes long, at most 128 allowed", len(name))
+	}
+	for _, c := range name {
+		if !validNameRune(c) {
+			return fmt.Errorf("Name contains %q: only A-Z a-z 0-9 _ . - are allowed", c)
+		}
+	}
+	return nil
+}
+
+func validNameRune(c rune) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+func checkServiceKey(key string) error {
+	if key == "." || key == ".." || strings.ContainsAny(key, "/?#%{} \t\r\n") {
+		return fmt.Errorf("ServiceKey %q is not a single plain path segment", key)
+	}
+	return nil
+}
+
+// caller returns FILE:LINE of the function skip frames up.
+func caller(skip int) string {
+	_, file, line, ok := runtime.Caller(skip)
+	if !ok {
+		return "unknown"
+	}
+	return fmt.Sprintf("%s:%d", file, line)
+}
+
+// dedent trims s and removes the indentation common to its non-blank
+// lines after the first, so descriptions can be written as indented raw
+// strings.
+func dedent(s string) string {
+	s = strings.TrimSpace(s)
+	lines := strings.Split(s, "\n")
+	if len(lines) == 1 {
+		return s
+	}
+	prefix := ""
+	first := true
+	for _, l := range lines[1:] {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		ind := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+		if first {
+			prefix, first = ind, false
+			continue
+		}
+		for !strings.HasPrefix(ind, prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	for i := 1; i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) == "" {
+			lines[i] = ""
+		} else {
+			lines[i] = strings.TrimPrefix(lines[i], prefix)
+		}
+		lines[i] = strings.TrimRight(lines[i], " \t")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// All returns every registered tool, sorted by name. The tools' route
+// slices are copies; Description is dedented.
+func (r *Registry[C]) All() []tool.Tool[C] {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]tool.Tool[C], len(r.sorted))
+	for i, e := range r.sorted {
+		out[i] = e.tool
+		out[i].VisibilityRoutes = slices.Clone(e.tool.VisibilityRoutes)
+	}
+	return out
+}
+
+// Names returns the registered tool names, sorted.
+func (r *Registry[C]) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, len(r.sorted))
+	for i, e := range r.sorted {
+		out[i] = e.tool.Name
+	}
+	return out
+}
+
+// Len returns the number of registered tools.
+func (r *Registry[C]) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.entries)
+}
+
+// Lookup returns the tool named name.
+func (r *Registry[C]) Lookup(name string) (tool.Tool[C], bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.entries[name]
+	if !ok {
+		return tool.Tool[C]{}, false
+	}
+	t := e.tool
+	t.VisibilityRoutes = slices.Clone(t.VisibilityRoutes)
+	return t, true
+}
+
+// AnnotationsFor returns the MCP annotations derived for the tool named
+// name, or nil if there is none. The result is a fresh copy.
+func (r *Registry[C]) AnnotationsFor(name string) *mcp.ToolAnnotations {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.entries[name]
+	if !ok {
+		return nil
+	}
+	a := *e.ann
+	a.DestructiveHint = ptr(*e.ann.DestructiveHint)
+	a.OpenWorldHint = ptr(*e.ann.OpenWorldHint)
+	return &a
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// IsLocal reports whether name is a registered Local tool.
+func (r *Registry[C]) IsLocal(name string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.entries[name]
+	return ok && e.tool.Local
+}
+
+// MappedTools returns the set of registered tools that have routes (every
+// tool but the local ones).
+func (r *Registry[C]) MappedTools() map[string]bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	m := map[string]bool{}
+	for name, e := range r.entries {
+		if !e.tool.Local {
+			m[name] = true
+		}
+	}
+	return m
+}
+
+// Routes returns every mapped tool's routes by tool name. The slices are
+// copies; local tools are absent.
+func (r *Registry[C]) Routes() map[string][]tool.Route {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	m := map[string][]tool.Route{}
+	for name, e := range r.entries {
+		if !e.tool.Local {
+			m[name] = slices.Clone(e.tool.VisibilityRoutes)
+		}
+	}
+	return m
+}
+
+// ServiceKeys returns the distinct service keys the registered tools
+// need, sorted. Local tools contribute none.
+func (r *Registry[C]) ServiceKeys() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var keys []string
+	for _, e := range r.entries {
+		if e.tool.ServiceKey != "" {
+			keys = append(keys, e.tool.ServiceKey)
+		}
+	}
+	sort.Strings(keys)
+	return slices.Compact(keys)
+}
+
+// Install adds every registered tool to s, served with deps. Each tool's
+// MCP definition is built here, centrally: name, title, dedented
+// description, annotations derived from its behaviour, and both schemas
+// reflected from its handler's types.
+//
+// Every call runs through Install's wrapper, which puts the call's
+// [tool.Call] in the handler's context and turns a panic into an isError
+// result with a generic text (the panic and its stack are logged): one
+// bad tool never takes the process down.
+//
+// A registry may be installed on several servers. Register panics after
+// the first Install.
+func (r *Registry[C]) Install(s *mcp.Server, deps C) {
+	r.mu.Lock()
+	r.installed = true
+	entries := slices.Clone(r.sorted)
+	r.mu.Unlock()
+	for _, e := range entries {
+		t := &mcp.Tool{
+			Name:        e.tool.Name,
+			Title:       e.tool.Title,
+			Description: e.tool.Description,
+			Annotations: r.AnnotationsFor(e.tool.Name),
+		}
+		e.tool.Handler.AddTo(s, t, deps, r.wrap(e))
+	}
+}
+
+// errInternal is what a client sees of a panicking handler.
+var errInternal = errors.New("internal error: the tool failed unexpectedly; the failure was logged")
+
+func (r *Registry[C]) wrap(e *entry[C]) tool.Wrap {
+	return func(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) error) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				r.mu.RLock()
+				l := r.logger
+				r.mu.RUnlock()
+				if l == nil {
+					l = slog.Default()
+				}
+				l.ErrorContext(ctx, "toolroute: tool handler panicked",
+					slog.String("tool", e.tool.Name),
+					slog.Any("panic", p),
+					slog.String("stack", string(debug.Stack())))
+				err = &PanicError{Tool: e.tool.Name, Value: p}
+			}
+		}()
+		return run(tool.WithCall(ctx, e.call))
+	}
+}
+
+// PanicError is the error a panicking handler's call ends with. Its
+// message is generic: the panic value stays in the server's log.
+type PanicError struct {
+	Tool  string
+	Value any
+}
+
+func (e *PanicError) Error() string { return errInternal.Error() }

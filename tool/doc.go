@@ -1,0 +1,33 @@
+// Package tool is the vocabulary of a tool declaration: [Tool], [Route],
+// and the typed handlers made by [Handle] and [HandleResult].
+//
+// A tool file declares one tool and registers it in init:
+//
+//	func init() {
+//		Registry.Register(tool.Tool[*Deps]{
+//			Name:             "get_item",
+//			Description:      `Fetch one catalog item by its id.`,
+//			ServiceKey:       "catalog",
+//			VisibilityRoutes: []tool.Route{tool.ServiceRoute("catalog", http.MethodGet, "/api/v1/items/{id}")},
+//			Behaviour:        behaviour.ReadOnly,
+//			Handler:          tool.Handle(getItem),
+//		})
+//	}
+//
+// # Routes
+//
+// A [Route] is the (URI, method) pair an RBAC proxy authorizes. The same
+// routes decide which callers see a tool and which upstream requests a
+// call may send. [Route.Bind] fills a route's "{name}" placeholders with
+// escaped values and refuses any value that could add or climb a path
+// segment; [Route.Match] tells whether a concrete request falls under a
+// route.
+//
+// # Schemas
+//
+// Input and output schemas are reflected once, when a handler is made,
+// by one github.com/invopop/jsonschema Reflector (inline, no $ref, closed
+// to unknown properties) and always handed to the SDK explicitly, so the
+// SDK never infers a second, different schema. Use invopop's jsonschema
+// struct tags: `jsonschema:"minLength=1,description=the item's id"`.
+package tool

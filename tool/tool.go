@@ -1,0 +1,79 @@
+package tool
+
+import (
+	"context"
+
+	"github.com/toolroute/toolroute/behaviour"
+)
+
+// Tool is one tool's whole declaration. C is the service's dependency
+// container, handed to the handler on every call.
+//
+// A Tool is registered once, in an init function of its own file, with
+// the registry's Register, which refuses every inconsistent declaration.
+type Tool[C any] struct {
+	// Name is the MCP tool name: 1 to 128 of A-Z a-z 0-9 _ . -.
+	Name string
+	// Title is a short human-readable name, used as both the tool's title
+	// and its annotations' title. Optional.
+	Title string
+	// Description tells a model what the tool does and when to use it.
+	// Write it as a raw string: it is trimmed and its common indentation
+	// removed. Required.
+	Description string
+	// ServiceKey names the upstream service the tool calls (the first
+	// segment of its routes' URIs, and the key of the service the server
+	// must provide and warm). Required for mapped tools, forbidden for
+	// Local ones.
+	ServiceKey string
+	// VisibilityRoutes are the upstream routes the tool's arguments can
+	// reach. A caller sees the tool only if it may reach at least one of
+	// them, and every upstream request the tool sends must match one of
+	// them. Required unless Local.
+	VisibilityRoutes []Route
+	// Local marks a tool that calls no upstream (it answers from the
+	// server itself) and is visible to every caller. A local tool has no
+	// routes and no ServiceKey.
+	Local bool
+	// Behaviour says what the tool does to the state behind it. Required.
+	Behaviour behaviour.Behaviour
+	// Idempotent says repeating a call with the same arguments has no
+	// further effect. Ignored for ReadOnly tools, which always are.
+	Idempotent bool
+	// OpenWorld says the tool reaches an open world of entities (the web,
+	// other tenants) rather than the service's own closed domain.
+	OpenWorld bool
+	// Handler runs a call; make it with [Handle] or [HandleResult].
+	// Required.
+	Handler Handler[C]
+}
+
+// Call describes the tool call a context belongs to. The registry puts it
+// in every handler's context; authz's upstream transport reads it to check
+// what the tool sends.
+type Call struct {
+	// Tool is the tool's name.
+	Tool string
+	// ServiceKey is the tool's upstream service ("" for local tools).
+	ServiceKey string
+	// Routes are the tool's declared routes. They are shared: do not
+	// modify them.
+	Routes []Route
+	// Local reports whether the tool is local.
+	Local bool
+}
+
+type callKey struct{}
+
+// WithCall returns a copy of ctx carrying c. The registry calls it for
+// every call; tests of code that reads [CallFromContext] may too.
+func WithCall(ctx context.Context, c *Call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+// CallFromContext returns the tool call ctx belongs to, or nil outside a
+// tool call.
+func CallFromContext(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	return c
+}
