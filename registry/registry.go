@@ -67,7 +67,8 @@ func (r *Registry[C]) Register(t tool.Tool[C]) {
 
 // Check applies Register's rules to t without registering it, and returns
 // every problem joined in one error (nil if t is fine), each line in
-// Register's form. A name registered already is a problem too.
+// Register's form. A name registered already is a problem too, and so
+// is any tool once the registry has been installed.
 func (r *Registry[C]) Check(t tool.Tool[C]) error {
 	site := caller(2)
 	r.mu.RLock()
@@ -78,9 +79,6 @@ func (r *Registry[C]) Check(t tool.Tool[C]) error {
 func (r *Registry[C]) register(t tool.Tool[C], site string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.installed {
-		return fmt.Errorf("registry: tool %q (registered at %s): Register after Install (register tools in init functions)", t.Name, site)
-	}
 	if err := r.check(t, site); err != nil {
 		return err
 	}
@@ -103,6 +101,9 @@ func (r *Registry[C]) check(t tool.Tool[C], site string) error {
 	var errs []error
 	fail := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("registry: tool %q (registered at %s): %s", t.Name, site, fmt.Sprintf(format, args...)))
+	}
+	if r.installed {
+		fail("Register after Install (register tools in init functions)")
 	}
 	if err := checkName(t.Name); err != nil {
 		fail("%v", err)
@@ -212,7 +213,11 @@ func dedent(s string) string {
 			prefix = prefix[:len(prefix)-1]
 		}
 	}
-	for i := 1; i < len(lines); i++ {
+	for i := range lines {
+		if i == 0 {
+			lines[0] = strings.TrimRight(lines[0], " \t")
+			continue
+		}
 		if strings.TrimSpace(lines[i]) == "" {
 			lines[i] = ""
 		} else {

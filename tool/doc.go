@@ -29,5 +29,16 @@
 // by one github.com/invopop/jsonschema Reflector (inline, no $ref, closed
 // to unknown properties) and always handed to the SDK explicitly, so the
 // SDK never infers a second, different schema. Use invopop's jsonschema
-// struct tags: `jsonschema:"minLength=1,description=the item's id"`.
+// struct tags: `jsonschema:"minLength=1,description=the item's id"` (a
+// comma inside a description is written "\,"). Types that contain
+// themselves cannot be inlined and are refused. A type that marshals
+// itself (MarshalJSON, MarshalText) must describe its own schema with a
+// JSONSchema() *jsonschema.Schema method, time.Time aside: the reflector
+// sees only its fields.
+//
+// The SDK validates every structured result against its output schema,
+// so output schemas accept what encoding/json writes for nil values: null
+// for a nil slice, map or pointer (fields without omitempty), and no
+// fields at all for a nil embedded struct pointer. Input schemas stay
+// strict.
 package tool

@@ -2,10 +2,14 @@ package tool
 
 import (
 	"context"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	invopop "github.com/invopop/jsonschema"
@@ -46,7 +50,8 @@ func (h Handler[C]) Err() error {
 	return h.b.err
 }
 
-// InputSchema returns the JSON schema of the handler's arguments.
+// InputSchema returns the JSON schema of the handler's arguments. It is
+// shared by every handler of the same In type: do not modify it.
 func (h Handler[C]) InputSchema() *jsonschema.Schema {
 	if h.b == nil {
 		return nil
@@ -56,6 +61,7 @@ func (h Handler[C]) InputSchema() *jsonschema.Schema {
 
 // OutputSchema returns the JSON schema of the handler's structured
 // result, or nil for a [HandleResult] handler, which returns whole results.
+// It is shared by every handler of the same Out type: do not modify it.
 func (h Handler[C]) OutputSchema() *jsonschema.Schema {
 	if h.b == nil {
 		return nil
@@ -82,6 +88,12 @@ func (h Handler[C]) AddTo(s *mcp.Server, t *mcp.Tool, deps C, wrap Wrap) {
 // validated arguments; its Out value becomes the result's structured
 // content (and a text copy of it).
 //
+// To ask the user a question (a multi-round-trip request), fn returns an
+// error with a method InputRequiredResult() *mcp.CallToolResult, such as
+// authz/permission's InputRequiredError: a result with InputRequests and
+// no content so returned becomes the call's result, and the SDK runs fn
+// again with the answer.
+//
 // In and Out must reflect to object schemas (structs or maps; pointers to
 // them): structured results are objects, so wrap a list in a struct. A
 // plain error from fn becomes an isError result; a *jsonrpc.Error becomes
@@ -104,6 +116,9 @@ func Handle[C, In, Out any](fn func(ctx context.Context, deps C, req *mcp.CallTo
 			}
 			if err := invoke(ctx, req, wrap, run); err != nil {
 				var zero Out
+				if ask := inputRequired(err); ask != nil {
+					return ask, zero, nil
+				}
 				return nil, zero, err
 			}
 			return nil, res, nil
@@ -133,12 +148,33 @@ func HandleResult[C, In any](fn func(ctx context.Context, deps C, req *mcp.CallT
 				return err
 			}
 			if err := invoke(ctx, req, wrap, run); err != nil {
+				if ask := inputRequired(err); ask != nil {
+					return ask, nil, nil
+				}
 				return nil, nil, err
 			}
 			return res, nil, nil
 		})
 	}
 	return Handler[C]{b: b}
+}
+
+// inputRequired returns the question err carries, if it has an
+// InputRequiredResult method returning a result with InputRequests and
+// no content (a multi-round-trip request for input); else nil, and err
+// stays an error.
+func inputRequired(err error) *mcp.CallToolResult {
+	var q interface {
+		InputRequiredResult() *mcp.CallToolResult
+	}
+	if !errors.As(err, &q) {
+		return nil
+	}
+	res := q.InputRequiredResult()
+	if res == nil || res.InputRequests == nil || len(res.Content) > 0 || res.StructuredContent != nil || res.IsError {
+		return nil
+	}
+	return res
 }
 
 func invoke(ctx context.Context, req *mcp.CallToolRequest, wrap Wrap, run func(context.Context) error) error {
@@ -171,6 +207,11 @@ func schemaFor(t reflect.Type) (*jsonschema.Schema, error) {
 	if t.Kind() == reflect.Interface {
 		return nil, fmt.Errorf("%v is an interface: its schema is unknown", t)
 	}
+	// The reflector inlines every type: a type that contains itself would
+	// recurse until the stack overflows, which no recover can catch.
+	if rec := recursiveType(t, nil); rec != nil {
+		return nil, fmt.Errorf("%v contains itself (through %v): an inline schema cannot describe a recursive type", t, rec)
+	}
 	data, err := json.Marshal(reflector.ReflectFromType(t))
 	if err != nil {
 		return nil, fmt.Errorf("schema of %v: %w", t, err)
@@ -185,11 +226,43 @@ func schemaFor(t reflect.Type) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
+// objectSchemas caches objectSchema's results by type and direction:
+// reflecting and resolving a schema costs far more than adding a tool to
+// a server, and tools share argument and result types.
+var objectSchemas sync.Map // schemaKey → *schemaResult
+
+type schemaKey struct {
+	t    reflect.Type
+	what string
+}
+
+type schemaResult struct {
+	s   *jsonschema.Schema
+	err error
+}
+
+// objectSchema returns the schema of T as a tool's input or output
+// (what), checked to be a valid object schema. Handlers of the same types
+// share one schema.
 func objectSchema[T any](what string) (*jsonschema.Schema, error) {
-	t := reflect.TypeFor[T]()
+	key := schemaKey{reflect.TypeFor[T](), what}
+	if r, ok := objectSchemas.Load(key); ok {
+		return r.(*schemaResult).s, r.(*schemaResult).err
+	}
+	s, err := newObjectSchema(key.t, what)
+	r, _ := objectSchemas.LoadOrStore(key, &schemaResult{s, err})
+	return r.(*schemaResult).s, r.(*schemaResult).err
+}
+
+func newObjectSchema(t reflect.Type, what string) (*jsonschema.Schema, error) {
 	s, err := schemaFor(t)
 	if err != nil {
 		return nil, fmt.Errorf("%s type: %w", what, err)
+	}
+	if what == "output" {
+		// The SDK validates every result against the output schema: it
+		// must accept the nulls encoding/json writes for nil values.
+		allowNulls(s, t)
 	}
 	if s.Type != "object" {
 		typ := s.Type
@@ -202,4 +275,171 @@ func objectSchema[T any](what string) (*jsonschema.Schema, error) {
 		return nil, fmt.Errorf("%s type %v: invalid schema: %w", what, t, err)
 	}
 	return s, nil
+}
+
+var (
+	invopopSchema = reflect.TypeFor[interface{ JSONSchema() *invopop.Schema }]()
+	invopopAlias  = reflect.TypeFor[interface{ JSONSchemaAlias() any }]()
+	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// recursiveType returns the first type reachable from t, the way the
+// reflector walks types, that contains itself; nil if there is none.
+// outer holds the struct types being walked.
+func recursiveType(t reflect.Type, outer []reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(invopopSchema) || t.Implements(invopopAlias) {
+		return nil // its schema is its own
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array, reflect.Map:
+		return recursiveType(t.Elem(), outer)
+	case reflect.Struct:
+		if slices.Contains(outer, t) {
+			return t
+		}
+		outer = append(outer, t)
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if (!f.IsExported() && !f.Anonymous) || f.Tag.Get("json") == "-" {
+				continue
+			}
+			if rec := recursiveType(f.Type, outer); rec != nil {
+				return rec
+			}
+		}
+	}
+	return nil
+}
+
+// allowNulls makes s, the schema reflected from t, accept a null wherever
+// encoding/json writes one for a Go nil: a nil slice, map or pointer in a
+// field without omitempty or omitzero, as an element of a slice or as a
+// value of a map. Without it a handler returning an empty list as a nil
+// slice would fail the SDK's validation of its own result.
+func allowNulls(s *jsonschema.Schema, t reflect.Type) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if s == nil || t.Implements(jsonMarshaler) || t.Implements(textMarshaler) ||
+		reflect.PointerTo(t).Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(textMarshaler) {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return // base64 string
+		}
+		if nilable(t.Elem()) {
+			nullable(s.Items)
+		}
+		allowNulls(s.Items, t.Elem())
+	case reflect.Map:
+		if nilable(t.Elem()) {
+			nullable(s.AdditionalProperties)
+		}
+		allowNulls(s.AdditionalProperties, t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Tag.Get("json") == "-" {
+				continue
+			}
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && name == "" {
+				// Embedded: its fields are s's own.
+				if ft := derefType(f.Type); ft.Kind() == reflect.Struct {
+					allowNulls(s, ft)
+					if f.Type.Kind() == reflect.Pointer {
+						// A nil embedded pointer omits all its fields.
+						names := fieldNames(ft)
+						s.Required = slices.DeleteFunc(s.Required, func(n string) bool { return slices.Contains(names, n) })
+					}
+					continue
+				}
+			}
+			if !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			prop := s.Properties[name]
+			if prop == nil {
+				continue
+			}
+			omit := false
+			for o := range strings.SplitSeq(opts, ",") {
+				omit = omit || o == "omitempty" || o == "omitzero"
+			}
+			if !omit && nilable(f.Type) {
+				nullable(prop)
+			}
+			allowNulls(prop, f.Type)
+		}
+	}
+}
+
+// fieldNames returns the JSON names of struct type t's fields, those of
+// embedded structs included.
+func fieldNames(t reflect.Type) []string {
+	var names []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Tag.Get("json") == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" {
+			if ft := derefType(f.Type); ft.Kind() == reflect.Struct {
+				names = append(names, fieldNames(ft)...)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
+func derefType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// nilable reports whether a value of type t can marshal to null.
+func nilable(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map:
+		return true
+	}
+	return false
+}
+
+// nullable makes s accept null too. A schema without a type already
+// accepts it, unless it is an enum or const.
+func nullable(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	switch {
+	case s.Type != "":
+		s.Types = []string{s.Type, "null"}
+		s.Type = ""
+	case len(s.Types) > 0 && !slices.Contains(s.Types, "null"):
+		s.Types = append(s.Types, "null")
+	}
+	if len(s.Enum) > 0 && !slices.Contains(s.Enum, nil) {
+		s.Enum = append(s.Enum, nil)
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Route is one (URI, method) pair, the unit an RBAC proxy in front of the
@@ -42,18 +44,26 @@ var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS
 
 // Validate reports whether r is a well-formed route template: a known
 // upper-case method, and a URI that starts with "/", has no empty, "." or
-// ".." segment, no query or fragment, no white space or control characters,
-// no malformed percent-escape, and whose placeholders are whole segments
-// with distinct identifier names.
+// ".." segment (nor one that decodes to "." or ".."), no query or
+// fragment, no white space or control characters, no malformed
+// percent-escape, whose placeholders are whole segments with distinct
+// identifier names, and whose literal text is in escaped form (ASCII
+// letters, digits, -._~!$&'()*+,;=:@ and percent-escapes: "/caf%C3%A9",
+// not "/café"), as a request's escaped path shows it.
 func (r Route) Validate() error {
-	if !slices.Contains(methods, r.Method) {
-		return fmt.Errorf("route %s: method %q is not an upper-case HTTP method", r, r.Method)
-	}
-	_, err := parseTemplate(r.URI)
-	if err != nil {
+	if err := r.check(); err != nil {
 		return fmt.Errorf("route %s: %w", r, err)
 	}
 	return nil
+}
+
+// check is Validate without the route in the message. It allocates only
+// to report an error: [Route.Match] runs it on every call.
+func (r Route) check() error {
+	if !slices.Contains(methods, r.Method) {
+		return fmt.Errorf("method %q is not an upper-case HTTP method", r.Method)
+	}
+	return checkTemplate(r.URI)
 }
 
 // Placeholders returns the names of r's placeholders, in order.
@@ -67,50 +77,92 @@ func (r Route) Placeholders() []string {
 	return names
 }
 
-// parseTemplate splits a route URI into its segments (without the leading
-// empty one) and checks every rule of [Route.Validate] on it.
-func parseTemplate(uri string) ([]string, error) {
+// checkTemplate checks every URI rule of [Route.Validate], in one pass
+// over the bytes of uri.
+func checkTemplate(uri string) error {
 	if !strings.HasPrefix(uri, "/") {
-		return nil, errors.New("URI must start with \"/\"")
+		return errors.New("URI must start with \"/\"")
 	}
-	if i := strings.IndexAny(uri, "?#"); i >= 0 {
-		return nil, fmt.Errorf("URI must not contain a query or fragment (%q at offset %d)", uri[i], i)
-	}
-	for i, c := range uri {
-		if c <= ' ' || c == 0x7f || (c >= 0x80 && c <= 0x9f) || c == '\u00a0' || c == '\u2028' || c == '\u2029' {
-			return nil, fmt.Errorf("URI must not contain white space or control characters (%q at offset %d)", c, i)
-		}
-	}
-	segs := strings.Split(uri[1:], "/")
-	seen := map[string]bool{}
-	for _, seg := range segs {
-		switch seg {
-		case "":
-			return nil, errors.New("URI must not contain an empty segment (\"//\" or a trailing \"/\")")
-		case ".", "..":
-			return nil, fmt.Errorf("URI must not contain a %q segment", seg)
-		}
-		if name, ok := placeholder(seg); ok {
-			if !isIdent(name) {
-				return nil, fmt.Errorf("placeholder %q: name must be an identifier ([A-Za-z_][A-Za-z0-9_]*)", seg)
+	start := 1       // of the current segment
+	special := false // the current segment holds '{', '}' or '%'
+	for i := 1; i <= len(uri); i++ {
+		if i == len(uri) || uri[i] == '/' {
+			if err := checkSegment(uri[start:i], uri[:start], special); err != nil {
+				return err
 			}
-			if seen[name] {
-				return nil, fmt.Errorf("placeholder {%s} appears twice", name)
-			}
-			seen[name] = true
+			start, special = i+1, false
 			continue
 		}
-		if strings.ContainsAny(seg, "{}") {
-			return nil, fmt.Errorf("segment %q: a placeholder must be a whole segment \"{name}\"", seg)
-		}
-		if _, err := url.PathUnescape(seg); err != nil {
-			return nil, fmt.Errorf("segment %q: malformed percent-escape", seg)
-		}
-		if u, _ := url.PathUnescape(seg); u == "." || u == ".." {
-			return nil, fmt.Errorf("segment %q: must not decode to %q", seg, u)
+		switch c := uri[i]; {
+		case c == '?' || c == '#':
+			return fmt.Errorf("URI must not contain a query or fragment (%q at offset %d)", c, i)
+		case c <= ' ' || c == 0x7f:
+			return fmt.Errorf("URI must not contain white space or control characters (%q at offset %d)", c, i)
+		case c == '{' || c == '}' || c == '%':
+			special = true
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRuneInString(uri[i:])
+			if r == utf8.RuneError && n == 1 {
+				return fmt.Errorf("URI must be valid UTF-8 (byte %#x at offset %d)", c, i)
+			}
+			if unicode.IsSpace(r) || unicode.IsControl(r) {
+				return fmt.Errorf("URI must not contain white space or control characters (%q at offset %d)", r, i)
+			}
+			return fmt.Errorf("URI must be in escaped form: percent-encode %q (at offset %d) as %s", r, i, url.PathEscape(string(r)))
+		case !pchar(c):
+			return fmt.Errorf("URI must be in escaped form: percent-encode %q (at offset %d) as %%%02X", c, i, c)
 		}
 	}
-	return segs, nil
+	return nil
+}
+
+// pchar reports whether the ASCII byte c may stand unescaped in a path
+// segment (RFC 3986: unreserved, sub-delims, ":" and "@"). A template
+// literal must be written as it appears in a request's escaped path, or
+// [Route.Match] could never match it.
+func pchar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~!$&'()*+,;=:@", c) >= 0
+}
+
+// checkSegment checks one segment of a template; before is the part of
+// the URI that precedes it (for duplicate placeholders), special whether
+// seg holds a brace or a percent sign.
+func checkSegment(seg, before string, special bool) error {
+	switch seg {
+	case "":
+		return errors.New("URI must not contain an empty segment (\"//\" or a trailing \"/\")")
+	case ".", "..":
+		return fmt.Errorf("URI must not contain a %q segment", seg)
+	}
+	if !special {
+		return nil
+	}
+	if name, ok := placeholder(seg); ok {
+		if !isIdent(name) {
+			return fmt.Errorf("placeholder %q: name must be an identifier ([A-Za-z_][A-Za-z0-9_]*)", seg)
+		}
+		for prev := range strings.SplitSeq(before[1:], "/") {
+			if prev == seg {
+				return fmt.Errorf("placeholder {%s} appears twice", name)
+			}
+		}
+		return nil
+	}
+	if strings.ContainsAny(seg, "{}") {
+		return fmt.Errorf("segment %q: a placeholder must be a whole segment \"{name}\"", seg)
+	}
+	u, err := url.PathUnescape(seg)
+	if err != nil {
+		return fmt.Errorf("segment %q: malformed percent-escape", seg)
+	}
+	if u == "." || u == ".." {
+		return fmt.Errorf("segment %q: must not decode to %q", seg, u)
+	}
+	return nil
 }
 
 func placeholder(seg string) (string, bool) {
@@ -136,21 +188,22 @@ func isIdent(s string) bool {
 }
 
 // Bind returns r with every placeholder replaced by the [url.PathEscape]d
-// value of the same name. It refuses a missing or unknown name, and a
-// value that is empty, "." or "..", or holds a control character: a
+// value of the same name. It refuses a route that is not [Route.Validate],
+// a missing or unknown name, and a value that is empty, "." or "..", or
+// holds a control character: a
 // caller-controlled value can never add a segment ("/" is escaped to %2F)
 // nor climb one.
 //
 // The result's URI is an escaped path; [Route.Match] of the bound route's
 // method and URI against r is always true.
 func (r Route) Bind(values map[string]string) (Route, error) {
-	segs, err := parseTemplate(r.URI)
-	if err != nil {
+	if err := r.check(); err != nil {
 		return Route{}, fmt.Errorf("bind %s: %w", r, err)
 	}
 	used := 0
 	var b strings.Builder
-	for _, seg := range segs {
+	b.Grow(len(r.URI))
+	for _, seg := range strings.Split(r.URI[1:], "/") {
 		b.WriteByte('/')
 		name, ok := placeholder(seg)
 		if !ok {
@@ -168,11 +221,15 @@ func (r Route) Bind(values map[string]string) (Route, error) {
 		b.WriteString(url.PathEscape(v))
 	}
 	if used != len(values) {
+		names := r.Placeholders()
+		unknown := make([]string, 0, len(values)-used)
 		for name := range values {
-			if !strings.Contains(r.URI, "{"+name+"}") {
-				return Route{}, fmt.Errorf("bind %s: unknown placeholder {%s}", r, name)
+			if !slices.Contains(names, name) {
+				unknown = append(unknown, name)
 			}
 		}
+		slices.Sort(unknown)
+		return Route{}, fmt.Errorf("bind %s: unknown placeholder {%s}", r, unknown[0])
 	}
 	return Route{URI: b.String(), Method: r.Method}, nil
 }
@@ -198,10 +255,10 @@ func checkValue(v string) error {
 // one non-empty segment that is not "." or ".." (nor their escaped forms).
 // "%2F" stays inside its segment. An invalid template matches nothing.
 func (r Route) Match(method, escapedPath string) bool {
-	if method != r.Method || !strings.HasPrefix(escapedPath, "/") {
+	if method != r.Method || !strings.HasPrefix(escapedPath, "/") || r.check() != nil {
 		return false
 	}
-	tmpl := r.URI[min(1, len(r.URI)):]
+	tmpl := r.URI[1:]
 	path := escapedPath[1:]
 	for {
 		ti := strings.IndexByte(tmpl, '/')

@@ -1,0 +1,675 @@
+package registry_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/registry"
+	"github.com/toolroute/toolroute/tool"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// Deps is the dependency container of these tests.
+type Deps struct {
+	Items map[string]string
+}
+
+type getItemArgs struct {
+	ID string `json:"id" jsonschema:"minLength=1,description=the item's id"`
+}
+
+type Item struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+func getItem(ctx context.Context, d *Deps, req *mcp.CallToolRequest, in getItemArgs) (Item, error) {
+	name, ok := d.Items[in.ID]
+	if !ok {
+		return Item{}, fmt.Errorf("no item %q", in.ID)
+	}
+	return Item{ID: in.ID, Name: name}, nil
+}
+
+type badPatternArgs struct {
+	Code string `json:"code" jsonschema:"pattern=(unclosed"`
+}
+
+type treeResult struct {
+	Children []treeResult `json:"children"`
+}
+
+func catalog(method, path string) tool.Route { return tool.ServiceRoute("catalog", method, path) }
+
+// mapped returns a valid mapped tool; rows of the tables below break it.
+func mapped() tool.Tool[*Deps] {
+	return tool.Tool[*Deps]{
+		Name:             "get_item",
+		Description:      "Fetch one catalog item by its id.",
+		ServiceKey:       "catalog",
+		VisibilityRoutes: []tool.Route{catalog(http.MethodGet, "/api/v1/items/{id}")},
+		Behaviour:        behaviour.ReadOnly,
+		Handler:          tool.Handle(getItem),
+	}
+}
+
+// local returns a valid local tool.
+func local() tool.Tool[*Deps] {
+	return tool.Tool[*Deps]{
+		Name:        "server_info",
+		Description: "Describe this server.",
+		Local:       true,
+		Behaviour:   behaviour.ReadOnly,
+		Handler:     tool.Handle(getItem),
+	}
+}
+
+// checkAt calls r.Check(t) and returns its error and the FILE:LINE of
+// the call.
+func checkAt(r *registry.Registry[*Deps], t tool.Tool[*Deps]) (err error, site string) {
+	_, file, line, _ := runtime.Caller(0)
+	err = r.Check(t)
+	return err, fmt.Sprintf("%s:%d", file, line+1)
+}
+
+// registerAt calls r.Register(t) and returns the message it panicked with
+// ("" if none) and the FILE:LINE of the call.
+func registerAt(r *registry.Registry[*Deps], t tool.Tool[*Deps]) (msg, site string) {
+	defer func() {
+		if p := recover(); p != nil {
+			msg = fmt.Sprint(p)
+		}
+	}()
+	_, file, line, _ := runtime.Caller(0)
+	site = fmt.Sprintf("%s:%d", file, line+2)
+	r.Register(t)
+	return "", site
+}
+
+func TestCheck(t *testing.T) {
+	long := strings.Repeat("a", 128)
+	tests := []struct {
+		name   string
+		mutate func(*tool.Tool[*Deps])
+		local  bool   // start from local() instead of mapped()
+		want   string // the RULE part of the message; "" = valid
+	}{
+		// Positive controls.
+		{name: "mapped", mutate: func(*tool.Tool[*Deps]) {}},
+		{name: "local", local: true, mutate: func(*tool.Tool[*Deps]) {}},
+		{name: "name of 128 bytes", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = long }},
+		{name: "name of every allowed class", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "Az09_.-" }},
+		{name: "one-letter name", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "x" }},
+		{name: "additive idempotent", mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour, tl.Idempotent = behaviour.Additive, true }},
+		{name: "destructive open world", mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour, tl.OpenWorld = behaviour.Destructive, true }},
+		{name: "title", mutate: func(tl *tool.Tool[*Deps]) { tl.Title = "Get item" }},
+		{name: "indented description", mutate: func(tl *tool.Tool[*Deps]) { tl.Description = "\n\t\tFetch.\n\n\t\tMore.\n\t" }},
+		{name: "several routes", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.VisibilityRoutes = append(tl.VisibilityRoutes, catalog("HEAD", "/api/v1/items/{id}"), catalog("GET", "/api/v1/items"))
+		}},
+		{name: "route at the service's first level", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items")} }},
+		{name: "HandleResult handler", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Handler = tool.HandleResult(func(context.Context, *Deps, *mcp.CallToolRequest, getItemArgs) (*mcp.CallToolResult, error) {
+				return nil, nil
+			})
+		}},
+		{name: "map arguments", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, map[string]string) (Item, error) {
+				return Item{}, nil
+			})
+		}},
+
+		// Name.
+		{name: "empty name", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "" }, want: "empty Name"},
+		{name: "name with space", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "get item" }, want: `Name contains ' ': only A-Z a-z 0-9 _ . - are allowed`},
+		{name: "name with slash", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "catalog/get" }, want: `Name contains '/'`},
+		{name: "name with colon", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "catalog:get" }, want: `Name contains ':'`},
+		{name: "name with unicode", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "naïve" }, want: `Name contains 'ï'`},
+		{name: "name with newline", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "a\nb" }, want: `Name contains '\n'`},
+		{name: "name of 129 bytes", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = long + "a" }, want: "Name is 129 bytes long, at most 128 allowed"},
+
+		// Description.
+		{name: "empty description", mutate: func(tl *tool.Tool[*Deps]) { tl.Description = "" }, want: "missing Description"},
+		{name: "blank description", mutate: func(tl *tool.Tool[*Deps]) { tl.Description = " \n\t " }, want: "missing Description"},
+
+		// Behaviour.
+		{name: "unset behaviour", mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour = behaviour.Unset }, want: "Behaviour is unset: declare behaviour.ReadOnly, behaviour.Additive or behaviour.Destructive"},
+		{name: "unknown behaviour", mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour = 7 }, want: "Behaviour is Behaviour(7)"},
+		{name: "negative behaviour", mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour = -1 }, want: "Behaviour is Behaviour(-1)"},
+
+		// Handler.
+		{name: "missing handler", mutate: func(tl *tool.Tool[*Deps]) { tl.Handler = tool.Handler[*Deps]{} }, want: "missing Handler (use tool.Handle or tool.HandleResult)"},
+		{name: "nil handler func", mutate: func(tl *tool.Tool[*Deps]) { tl.Handler = tool.Handle[*Deps, getItemArgs, Item](nil) }, want: "missing Handler"},
+		{name: "non-object In", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, []string) (Item, error) { return Item{}, nil })
+		}, want: "input type []string reflects to a array schema, want an object"},
+		{name: "interface In", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, any) (Item, error) { return Item{}, nil })
+		}, want: "input type: interface {} is an interface"},
+		{name: "non-object Out", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, getItemArgs) (string, error) { return "", nil })
+		}, want: "output type string reflects to a string schema, want an object"},
+		{name: "list Out", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, getItemArgs) ([]Item, error) { return nil, nil })
+		}, want: "output type []registry_test.Item reflects to a array schema"},
+		{name: "invalid schema", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, badPatternArgs) (Item, error) { return Item{}, nil })
+		}, want: "input type registry_test.badPatternArgs: invalid schema"},
+		{name: "recursive type", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, getItemArgs) (treeResult, error) {
+				return treeResult{}, nil
+			})
+		}, want: "output type: registry_test.treeResult contains itself"},
+		{name: "non-object HandleResult In", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Handler = tool.HandleResult(func(context.Context, *Deps, *mcp.CallToolRequest, int) (*mcp.CallToolResult, error) { return nil, nil })
+		}, want: "input type int reflects to a integer schema"},
+
+		// Local and mapped.
+		{name: "local with routes", local: true, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/x")} }, want: "a Local tool must not declare VisibilityRoutes (it calls no upstream)"},
+		{name: "local with service key", local: true, mutate: func(tl *tool.Tool[*Deps]) { tl.ServiceKey = "catalog" }, want: "a Local tool must not declare a ServiceKey (it calls no upstream)"},
+		{name: "neither routes nor local", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = nil }, want: "no VisibilityRoutes and not Local"},
+		{name: "empty routes, not local", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{} }, want: "no VisibilityRoutes and not Local"},
+		{name: "nothing declared", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes, tl.ServiceKey = nil, "" }, want: "no VisibilityRoutes and not Local"},
+		{name: "mapped without service key", mutate: func(tl *tool.Tool[*Deps]) { tl.ServiceKey = "" }, want: "VisibilityRoutes without a ServiceKey: name the upstream service the tool calls"},
+		{name: "service key with slash", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.ServiceKey = "cat/alog"
+			tl.VisibilityRoutes = []tool.Route{{URI: "/cat/alog/x", Method: "GET"}}
+		}, want: `ServiceKey "cat/alog" is not a single plain path segment`},
+		{name: "service key dot-dot", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.ServiceKey = ".."
+		}, want: `ServiceKey ".." is not a single plain path segment`},
+
+		// Routes and the service.
+		{name: "route of another service", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.VisibilityRoutes = []tool.Route{tool.ServiceRoute("billing", "GET", "/api/v1/items/{id}")}
+		}, want: `route GET /billing/api/v1/items/{id} is outside service "catalog" (its URI must start with "/catalog/")`},
+		{name: "route sharing the key's prefix", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.VisibilityRoutes = []tool.Route{{URI: "/catalogue/x", Method: "GET"}}
+		}, want: `route GET /catalogue/x is outside service "catalog"`},
+		{name: "route of the service root", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.VisibilityRoutes = []tool.Route{{URI: "/catalog", Method: "GET"}}
+		}, want: `route GET /catalog is outside service "catalog"`},
+		{name: "route placeholder as service", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.VisibilityRoutes = []tool.Route{{URI: "/{svc}/x", Method: "GET"}}
+		}, want: `route GET /{svc}/x is outside service "catalog"`},
+		{name: "no leading slash", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{{URI: "catalog/x", Method: "GET"}} }, want: `invalid route GET catalog/x: URI must start with "/"`},
+		{name: "dot-dot segment", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/api/../admin")} }, want: `invalid route GET /catalog/api/../admin: URI must not contain a ".." segment`},
+		{name: "dot segment", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/./x")} }, want: `URI must not contain a "." segment`},
+		{name: "escaped dot-dot segment", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/%2e%2e/admin")} }, want: `segment "%2e%2e": must not decode to ".."`},
+		{name: "query", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items?all=1")} }, want: "URI must not contain a query or fragment"},
+		{name: "fragment", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items#x")} }, want: "URI must not contain a query or fragment"},
+		{name: "white space", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/my items")} }, want: "URI must not contain white space or control characters"},
+		{name: "control character", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items\x00")} }, want: "URI must not contain white space or control characters"},
+		{name: "empty segment", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "//items")} }, want: "URI must not contain an empty segment"},
+		{name: "trailing slash", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items/")} }, want: "URI must not contain an empty segment"},
+		{name: "malformed placeholder", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items/{id")} }, want: `segment "{id": a placeholder must be a whole segment "{name}"`},
+		{name: "placeholder name", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items/{item-id}")} }, want: `placeholder "{item-id}": name must be an identifier`},
+		{name: "partial placeholder", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items/id-{id}")} }, want: "a placeholder must be a whole segment"},
+		{name: "duplicate placeholder", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/{id}/items/{id}")} }, want: "placeholder {id} appears twice"},
+		{name: "bad percent-escape", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/100%")} }, want: `segment "100%": malformed percent-escape`},
+		{name: "lowercase method", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("get", "/items")} }, want: `invalid route get /catalog/items: method "get" is not an upper-case HTTP method`},
+		{name: "unknown method", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("FETCH", "/items")} }, want: `method "FETCH" is not an upper-case HTTP method`},
+		{name: "empty method", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("", "/items")} }, want: `method "" is not an upper-case HTTP method`},
+		{name: "zero route", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{{}} }, want: "invalid route"},
+		{name: "duplicate route", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items"), catalog("POST", "/items"), catalog("GET", "/items")}
+		}, want: "duplicate route GET /catalog/items"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tl := mapped()
+			if tt.local {
+				tl = local()
+			}
+			tt.mutate(&tl)
+
+			r := registry.New[*Deps]()
+			err, site := checkAt(r, tl)
+			if r.Len() != 0 {
+				t.Fatalf("Check registered the tool")
+			}
+			prefix := fmt.Sprintf("registry: tool %q (registered at %s): ", tl.Name, site)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Check = %v, want nil", err)
+				}
+			} else {
+				if err == nil {
+					t.Fatalf("Check = nil, want %q", tt.want)
+				}
+				checkMessage(t, err.Error(), prefix, tt.want)
+			}
+
+			// Register applies the same rules, with the same message.
+			msg, rsite := registerAt(r, tl)
+			if tt.want == "" {
+				if msg != "" {
+					t.Fatalf("Register panicked: %s", msg)
+				}
+				if _, ok := r.Lookup(tl.Name); !ok {
+					t.Fatalf("Register did not register %q", tl.Name)
+				}
+				return
+			}
+			if msg == "" {
+				t.Fatal("Register did not panic")
+			}
+			if want := strings.ReplaceAll(err.Error(), site, rsite); msg != want {
+				t.Errorf("Register panicked with\n%s\nwant Check's message\n%s", msg, want)
+			}
+			if r.Len() != 0 {
+				t.Errorf("a refused tool was registered")
+			}
+		})
+	}
+}
+
+// checkMessage checks that msg is one or more lines, each starting with
+// prefix, one of them with rule after it.
+func checkMessage(t *testing.T, msg, prefix, rule string) {
+	t.Helper()
+	found := false
+	for _, line := range strings.Split(msg, "\n") {
+		rest, ok := strings.CutPrefix(line, prefix)
+		if !ok {
+			t.Errorf("message line %q does not start with %q", line, prefix)
+			continue
+		}
+		found = found || strings.Contains(rest, rule)
+	}
+	if !found {
+		t.Errorf("message %q does not contain the rule %q", msg, rule)
+	}
+}
+
+// TestCheckMessage pins one message exactly.
+func TestCheckMessage(t *testing.T) {
+	tl := mapped()
+	tl.Description = ""
+	_, file, line, _ := runtime.Caller(0)
+	err := registry.New[*Deps]().Check(tl)
+	want := fmt.Sprintf(`registry: tool "get_item" (registered at %s:%d): missing Description`, file, line+1)
+	if err == nil || err.Error() != want {
+		t.Errorf("Check = %v, want %s", err, want)
+	}
+	if !filepath.IsAbs(file) || filepath.Base(file) != "registry_test.go" {
+		t.Errorf("site file %q", file)
+	}
+}
+
+// TestCheckJoins checks that Check reports every problem of a tool, one a
+// line, in Register's form.
+func TestCheckJoins(t *testing.T) {
+	tl := tool.Tool[*Deps]{
+		Name:             "bad tool",
+		ServiceKey:       "catalog",
+		VisibilityRoutes: []tool.Route{catalog("GET", "/a/../b"), tool.ServiceRoute("billing", "GET", "/x"), catalog("GET", "/ok"), catalog("GET", "/ok")},
+	}
+	err, site := checkAt(registry.New[*Deps](), tl)
+	if err == nil {
+		t.Fatal("Check = nil")
+	}
+	prefix := fmt.Sprintf(`registry: tool "bad tool" (registered at %s): `, site)
+	want := []string{
+		prefix + `Name contains ' ': only A-Z a-z 0-9 _ . - are allowed`,
+		prefix + "missing Description",
+		prefix + "Behaviour is unset: declare behaviour.ReadOnly, behaviour.Additive or behaviour.Destructive",
+		prefix + "missing Handler (use tool.Handle or tool.HandleResult)",
+		prefix + `invalid route GET /catalog/a/../b: URI must not contain a ".." segment`,
+		prefix + `route GET /billing/x is outside service "catalog" (its URI must start with "/catalog/")`,
+		prefix + "duplicate route GET /catalog/ok",
+	}
+	if diff := cmp.Diff(want, strings.Split(err.Error(), "\n")); diff != "" {
+		t.Errorf("Check mismatch (-want +got):\n%s", diff)
+	}
+	// The joined error unwraps to one error a problem.
+	var joined interface{ Unwrap() []error }
+	if !errors.As(err, &joined) || len(joined.Unwrap()) != len(want) {
+		t.Errorf("Check's error does not unwrap to %d errors", len(want))
+	}
+}
+
+func TestDuplicate(t *testing.T) {
+	r := registry.New[*Deps]()
+	_, file, line, _ := runtime.Caller(0)
+	r.Register(mapped())
+	msg := panicMessage(func() { r.Register(mapped()) })
+	first, second := fmt.Sprintf("%s:%d", file, line+1), fmt.Sprintf("%s:%d", file, line+2)
+	want := fmt.Sprintf(`registry: tool "get_item" (registered at %s): duplicate tool name, first registered at %s`, second, first)
+	if msg != want {
+		t.Errorf("duplicate Register panicked with\n%s\nwant\n%s", msg, want)
+	}
+	// Check reports it too, naming the first site.
+	err, site := checkAt(r, mapped())
+	if err == nil || err.Error() != fmt.Sprintf(`registry: tool "get_item" (registered at %s): duplicate tool name, first registered at %s`, site, first) {
+		t.Errorf("Check of a duplicate = %v", err)
+	}
+	// The first registration stays; a different tool of the same name
+	// does not replace it (no "last writer wins").
+	other := local()
+	other.Name = "get_item"
+	if panicMessage(func() { r.Register(other) }) == "" {
+		t.Fatal("duplicate local tool registered")
+	}
+	if got, _ := r.Lookup("get_item"); got.Local || r.Len() != 1 {
+		t.Errorf("the duplicate replaced the first tool: %+v", got)
+	}
+}
+
+func TestRegisterAfterInstall(t *testing.T) {
+	r := registry.New[*Deps]()
+	r.Register(mapped())
+	r.Install(mcp.NewServer(&mcp.Implementation{Name: "s"}, nil), &Deps{})
+
+	msg, site := registerAt(r, local())
+	want := fmt.Sprintf(`registry: tool "server_info" (registered at %s): Register after Install (register tools in init functions)`, site)
+	if msg != want {
+		t.Errorf("Register after Install panicked with\n%s\nwant\n%s", msg, want)
+	}
+	if r.IsLocal("server_info") || r.Len() != 1 {
+		t.Error("Register after Install registered the tool")
+	}
+	err, site := checkAt(r, local())
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("(registered at %s): Register after Install", site)) {
+		t.Errorf("Check after Install = %v", err)
+	}
+	// Register after Install also reports the tool's other problems.
+	bad := local()
+	bad.Description = ""
+	msg, _ = registerAt(r, bad)
+	if !strings.Contains(msg, "Register after Install") || !strings.Contains(msg, "missing Description") {
+		t.Errorf("Register after Install of a bad tool panicked with %q", msg)
+	}
+}
+
+func panicMessage(f func()) (msg string) {
+	defer func() {
+		if p := recover(); p != nil {
+			msg = fmt.Sprint(p)
+		}
+	}()
+	f()
+	return ""
+}
+
+func TestDedent(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"one line", "Fetch one item.", "Fetch one item."},
+		{"one line padded", "  \n\tFetch one item.  \n ", "Fetch one item."},
+		{"raw string", `
+			Fetch one catalog item by its id.
+
+			Use it when the id is known.
+		`, "Fetch one catalog item by its id.\n\nUse it when the id is known."},
+		{"first line after the backtick", `Fetch one item.
+			Use it when the id is known.
+			Never guess ids.`, "Fetch one item.\nUse it when the id is known.\nNever guess ids."},
+		{"nested indentation kept", `
+			Arguments:
+			  - id: the item
+			    (required)
+			Returns the item.`, "Arguments:\n  - id: the item\n    (required)\nReturns the item."},
+		{"least indented line decides", "A\n      b\n    c\n        d", "A\n  b\nc\n    d"},
+		{"mixed tabs and spaces", "A\n\t  b\n\t c", "A\n b\nc"},
+		{"tab versus spaces share nothing", "A\n\tb\n    c", "A\n\tb\n    c"},
+		{"blank lines with white space emptied", "A\n    b\n      \n\t\n    c", "A\nb\n\n\nc"},
+		{"trailing white space trimmed", "A  \n    b\t\n    c   ", "A\nb\nc"},
+		{"unindented body", "A\nb\nc", "A\nb\nc"},
+		{"markdown list", "\n\t- one\n\t- two\n", "- one\n- two"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tl := local()
+			tl.Description = tt.in
+			r := registry.New[*Deps]()
+			r.Register(tl)
+			got, ok := r.Lookup(tl.Name)
+			if !ok {
+				t.Fatal("Lookup failed")
+			}
+			if diff := cmp.Diff(tt.want, got.Description); diff != "" {
+				t.Errorf("Lookup description mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, r.All()[0].Description); diff != "" {
+				t.Errorf("All description mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// tools is a registry's worth of tools of every kind.
+func tools() []tool.Tool[*Deps] {
+	billing := func(method, path string) tool.Route { return tool.ServiceRoute("billing", method, path) }
+	return []tool.Tool[*Deps]{
+		{
+			Name:        "list_items",
+			Title:       "List items",
+			Description: "List catalog items.",
+			ServiceKey:  "catalog",
+			VisibilityRoutes: []tool.Route{
+				catalog("GET", "/api/v1/items"),
+				catalog("GET", "/api/v1/shops/{shop}/items"),
+			},
+			Behaviour: behaviour.ReadOnly,
+			Handler:   tool.Handle(getItem),
+		},
+		{
+			Name:             "delete_item",
+			Description:      "Delete one item.",
+			ServiceKey:       "catalog",
+			VisibilityRoutes: []tool.Route{catalog("DELETE", "/api/v1/items/{id}")},
+			Behaviour:        behaviour.Destructive,
+			Idempotent:       true,
+			Handler:          tool.Handle(getItem),
+		},
+		{
+			Name:             "create_invoice",
+			Title:            "Create an invoice",
+			Description:      "Create an invoice.",
+			ServiceKey:       "billing",
+			VisibilityRoutes: []tool.Route{billing("POST", "/invoices")},
+			Behaviour:        behaviour.Additive,
+			OpenWorld:        true,
+			Handler:          tool.Handle(getItem),
+		},
+		{
+			Name:        "server_info",
+			Description: "Describe this server.",
+			Local:       true,
+			Behaviour:   behaviour.ReadOnly,
+			Handler:     tool.Handle(getItem),
+		},
+		{
+			Name:        "add_note",
+			Description: "Keep a note in the server's memory.",
+			Local:       true,
+			Behaviour:   behaviour.Additive,
+			Handler:     tool.Handle(getItem),
+		},
+	}
+}
+
+func newRegistry(t testing.TB) *registry.Registry[*Deps] {
+	t.Helper()
+	r := registry.New[*Deps]()
+	for _, tl := range tools() {
+		r.Register(tl)
+	}
+	return r
+}
+
+func TestViews(t *testing.T) {
+	r := newRegistry(t)
+
+	wantNames := []string{"add_note", "create_invoice", "delete_item", "list_items", "server_info"}
+	if diff := cmp.Diff(wantNames, r.Names()); diff != "" {
+		t.Errorf("Names mismatch (-want +got):\n%s", diff)
+	}
+	var all []string
+	for _, tl := range r.All() {
+		all = append(all, tl.Name)
+	}
+	if diff := cmp.Diff(wantNames, all); diff != "" {
+		t.Errorf("All is not sorted by name (-want +got):\n%s", diff)
+	}
+	if r.Len() != 5 {
+		t.Errorf("Len = %d, want 5", r.Len())
+	}
+
+	got, ok := r.Lookup("list_items")
+	if !ok || got.Title != "List items" || got.ServiceKey != "catalog" || len(got.VisibilityRoutes) != 2 || got.Handler.IsZero() {
+		t.Errorf("Lookup(list_items) = %+v, %v", got, ok)
+	}
+	if got, ok := r.Lookup("nope"); ok || got.Name != "" {
+		t.Errorf("Lookup(nope) = %+v, %v", got, ok)
+	}
+
+	for name, want := range map[string]bool{"server_info": true, "add_note": true, "list_items": false, "nope": false} {
+		if got := r.IsLocal(name); got != want {
+			t.Errorf("IsLocal(%q) = %v, want %v", name, got, want)
+		}
+	}
+
+	wantMapped := map[string]bool{"create_invoice": true, "delete_item": true, "list_items": true}
+	if diff := cmp.Diff(wantMapped, r.MappedTools()); diff != "" {
+		t.Errorf("MappedTools mismatch (-want +got):\n%s", diff)
+	}
+
+	wantRoutes := map[string][]tool.Route{
+		"create_invoice": {{URI: "/billing/invoices", Method: "POST"}},
+		"delete_item":    {{URI: "/catalog/api/v1/items/{id}", Method: "DELETE"}},
+		"list_items":     {{URI: "/catalog/api/v1/items", Method: "GET"}, {URI: "/catalog/api/v1/shops/{shop}/items", Method: "GET"}},
+	}
+	if diff := cmp.Diff(wantRoutes, r.Routes()); diff != "" {
+		t.Errorf("Routes mismatch (-want +got):\n%s", diff)
+	}
+
+	if diff := cmp.Diff([]string{"billing", "catalog"}, r.ServiceKeys()); diff != "" {
+		t.Errorf("ServiceKeys mismatch (-want +got):\n%s", diff)
+	}
+	if keys := registry.New[*Deps]().ServiceKeys(); len(keys) != 0 {
+		t.Errorf("ServiceKeys of an empty registry = %q", keys)
+	}
+	onlyLocal := registry.New[*Deps]()
+	onlyLocal.Register(local())
+	if keys := onlyLocal.ServiceKeys(); len(keys) != 0 {
+		t.Errorf("ServiceKeys of local tools = %q", keys)
+	}
+}
+
+// TestViewsAreCopies checks that nothing a view returns, nor the tool
+// Register was given, can change the registry.
+func TestViewsAreCopies(t *testing.T) {
+	r := registry.New[*Deps]()
+	tl := mapped()
+	r.Register(tl)
+	want := r.Routes()
+
+	tl.VisibilityRoutes[0].URI = "/catalog/admin" // the caller's slice
+	got, _ := r.Lookup("get_item")
+	got.VisibilityRoutes[0].URI = "/catalog/lookup"
+	r.All()[0].VisibilityRoutes[0].URI = "/catalog/all"
+	r.Routes()["get_item"][0].URI = "/catalog/routes"
+	r.MappedTools()["other"] = true
+	tbl := r.Table()
+	tbl.Tools[0].Routes[0].URI = "/catalog/table"
+
+	if diff := cmp.Diff(want, r.Routes()); diff != "" {
+		t.Errorf("routes changed (-want +got):\n%s", diff)
+	}
+	if got, _ := r.Lookup("get_item"); got.VisibilityRoutes[0].URI != "/catalog/api/v1/items/{id}" {
+		t.Errorf("Lookup route changed to %q", got.VisibilityRoutes[0].URI)
+	}
+	if r.MappedTools()["other"] {
+		t.Error("MappedTools changed")
+	}
+}
+
+func TestAnnotationsFor(t *testing.T) {
+	r := newRegistry(t)
+	if a := r.AnnotationsFor("nope"); a != nil {
+		t.Errorf("AnnotationsFor(nope) = %+v, want nil", a)
+	}
+	tests := []struct {
+		name string
+		want *mcp.ToolAnnotations
+	}{
+		{"list_items", behaviour.ReadOnly.Annotations("List items", false, false)},
+		{"delete_item", behaviour.Destructive.Annotations("", true, false)},
+		{"create_invoice", behaviour.Additive.Annotations("Create an invoice", false, true)},
+		{"server_info", behaviour.ReadOnly.Annotations("", false, false)},
+		{"add_note", behaviour.Additive.Annotations("", false, false)},
+	}
+	for _, tt := range tests {
+		got := r.AnnotationsFor(tt.name)
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("AnnotationsFor(%q) mismatch (-want +got):\n%s", tt.name, diff)
+		}
+	}
+
+	// A copy: changing it changes nothing in the registry.
+	a := r.AnnotationsFor("list_items")
+	a.Title = "changed"
+	a.ReadOnlyHint = false
+	*a.DestructiveHint = true
+	*a.OpenWorldHint = true
+	if diff := cmp.Diff(behaviour.ReadOnly.Annotations("List items", false, false), r.AnnotationsFor("list_items")); diff != "" {
+		t.Errorf("mutating a copy changed the registry (-want +got):\n%s", diff)
+	}
+}
+
+func TestTable(t *testing.T) {
+	r := newRegistry(t)
+	data, err := jsonIndent(r.Table())
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, filepath.Join("testdata", "table.golden.json"), data)
+
+	// An empty registry's table is an empty list, not null.
+	data, err = jsonIndent(registry.New[*Deps]().Table())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != "{\n  \"tools\": []\n}\n" {
+		t.Errorf("empty table = %s", data)
+	}
+}
+
+// golden compares got with the file at path, or rewrites it with -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got; go test -update rewrites it):\n%s", path, diff)
+	}
+}

@@ -1,0 +1,647 @@
+package tool_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
+	invopop "github.com/invopop/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/tool"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// deps is the dependency container of these tests.
+type deps struct{ greeting string }
+
+// searchArgs and searchResult are representative argument and result
+// types, with the invopop tags tool files use.
+type searchArgs struct {
+	Query  string   `json:"query" jsonschema:"minLength=1,description=What to search for"`
+	Limit  int      `json:"limit,omitempty" jsonschema:"minimum=1,maximum=100,default=10,description=At most this many results"`
+	Sort   string   `json:"sort,omitempty" jsonschema:"enum=relevance,enum=newest"`
+	Tags   []string `json:"tags,omitempty" jsonschema:"description=Only items carrying all these tags"`
+	Filter *filter  `json:"filter,omitempty" jsonschema:"description=Narrow the results"`
+}
+
+type filter struct {
+	MinPrice float64 `json:"minPrice" jsonschema:"minimum=0"`
+	InStock  *bool   `json:"inStock,omitempty"`
+}
+
+type searchResult struct {
+	Items []item   `json:"items" jsonschema:"description=The matching items\\, best first"`
+	Next  *string  `json:"next" jsonschema:"description=Cursor of the next page; null on the last"`
+	Total int      `json:"total"`
+	Facet *facet   `json:"facet,omitempty"`
+	Warn  []string `json:"warnings,omitempty"`
+}
+
+type item struct {
+	ID      string            `json:"id"`
+	Name    string            `json:"name"`
+	Price   float64           `json:"price"`
+	Labels  map[string]string `json:"labels"`
+	Updated time.Time         `json:"updated"`
+}
+
+type facet struct {
+	Name   string         `json:"name"`
+	Counts map[string]int `json:"counts"`
+}
+
+type createArgs struct {
+	Name  string  `json:"name" jsonschema:"minLength=1,maxLength=80,description=The new item's name"`
+	Price float64 `json:"price" jsonschema:"minimum=0,maximum=1000000"`
+	Kind  string  `json:"kind" jsonschema:"enum=book,enum=game,enum=toy"`
+	Note  *string `json:"note,omitempty" jsonschema:"description=Optional remark"`
+	Embedded
+}
+
+// Embedded's fields are createArgs's own.
+type Embedded struct {
+	Owner string `json:"owner" jsonschema:"pattern=^[a-z]+$"`
+}
+
+type createResult struct {
+	ID string `json:"id"`
+}
+
+func search(ctx context.Context, d deps, req *mcp.CallToolRequest, in searchArgs) (searchResult, error) {
+	return searchResult{}, nil
+}
+
+func create(ctx context.Context, d deps, req *mcp.CallToolRequest, in createArgs) (*createResult, error) {
+	return &createResult{ID: "new"}, nil
+}
+
+func TestSchemaGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		h    tool.Handler[deps]
+	}{
+		{"search", tool.Handle(search)},
+		{"create", tool.Handle(create)},
+		{"create_result", tool.HandleResult(func(ctx context.Context, d deps, req *mcp.CallToolRequest, in createArgs) (*mcp.CallToolResult, error) {
+			return nil, nil
+		})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.h.Err(); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]*jsonschema.Schema{"input": tt.h.InputSchema(), "output": tt.h.OutputSchema()}
+			if got["output"] == nil {
+				delete(got, "output")
+			}
+			data, err := json.MarshalIndent(got, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("testdata", tt.name+".schema.json"), append(data, '\n'))
+		})
+	}
+}
+
+// golden compares got with the file at path, or rewrites it with -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got; go test -update rewrites it):\n%s", path, diff)
+	}
+}
+
+// TestSchemasInline checks that every advertised schema is self-contained
+// and closed: no $ref, $defs, $id or $schema anywhere, and every object
+// reflected from a struct refuses properties it does not name.
+func TestSchemasInline(t *testing.T) {
+	handlers := map[string]tool.Handler[deps]{
+		"search": tool.Handle(search),
+		"create": tool.Handle(create),
+	}
+	for name, h := range handlers {
+		for what, s := range map[string]*jsonschema.Schema{"input": h.InputSchema(), "output": h.OutputSchema()} {
+			data, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(data, &m); err != nil {
+				t.Fatal(err)
+			}
+			if m["type"] != "object" {
+				t.Errorf("%s %s schema type = %v, want object", name, what, m["type"])
+			}
+			objects := 0
+			walkJSON(m, func(obj map[string]any) {
+				for _, k := range []string{"$ref", "$defs", "definitions", "$id", "$schema", "$anchor"} {
+					if _, ok := obj[k]; ok {
+						t.Errorf("%s %s schema has %q: %s", name, what, k, data)
+					}
+				}
+				if _, ok := obj["properties"]; ok {
+					objects++
+					if ap, ok := obj["additionalProperties"]; !ok || ap != false {
+						t.Errorf("%s %s schema: object %v has additionalProperties %v, want false", name, what, obj["properties"], ap)
+					}
+				}
+			})
+			if objects == 0 {
+				t.Errorf("%s %s schema has no object with properties: %s", name, what, data)
+			}
+		}
+	}
+}
+
+func walkJSON(v any, f func(map[string]any)) {
+	switch v := v.(type) {
+	case map[string]any:
+		f(v)
+		for _, e := range v {
+			walkJSON(e, f)
+		}
+	case []any:
+		for _, e := range v {
+			walkJSON(e, f)
+		}
+	}
+}
+
+type node struct {
+	Name string  `json:"name"`
+	Kids []node  `json:"kids"`
+	Up   *parent `json:"up,omitempty"`
+}
+
+type parent struct {
+	Child *node `json:"child"`
+}
+
+type badPattern struct {
+	Code string `json:"code" jsonschema:"pattern=[a-"`
+}
+
+type badDefault struct {
+	Size string `json:"size" jsonschema:"enum=s,enum=m,default=xl"`
+}
+
+type ignoredLoop struct {
+	Name string       `json:"name"`
+	Self *ignoredLoop `json:"-"`
+	next *ignoredLoop //lint:ignore U1000 unexported fields are not reflected
+}
+
+// TestNonObject checks that every In or Out type that does not reflect to
+// an object schema makes a Handler with an Err, and that structs and maps
+// (and pointers to them) do not.
+func TestNonObject(t *testing.T) {
+	type obj struct {
+		A string `json:"a"`
+	}
+	tests := []struct {
+		name    string
+		h       tool.Handler[deps]
+		wantErr string // "" = fine
+	}{
+		{"struct", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (obj, error) { return obj{}, nil }), ""},
+		{"pointers", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, *obj) (*obj, error) { return nil, nil }), ""},
+		{"empty struct", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct{}) (struct{}, error) { return struct{}{}, nil }), ""},
+		{"map", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, map[string]string) (map[string]int, error) {
+			return nil, nil
+		}), ""},
+		{"result struct", tool.HandleResult(func(context.Context, deps, *mcp.CallToolRequest, obj) (*mcp.CallToolResult, error) { return nil, nil }), ""},
+		{"ignored loop", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, ignoredLoop) (obj, error) { return obj{}, nil }), ""},
+
+		{"slice in", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, []string) (obj, error) { return obj{}, nil }), "input type []string reflects to a array schema, want an object"},
+		{"string in", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, string) (obj, error) { return obj{}, nil }), "input type string reflects to a string schema"},
+		{"int in", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, int) (obj, error) { return obj{}, nil }), "input type int reflects to a integer schema"},
+		{"any in", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, any) (obj, error) { return obj{}, nil }), "input type: interface {} is an interface"},
+		{"error in", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, error) (obj, error) { return obj{}, nil }), "input type: error is an interface"},
+		{"slice out", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) ([]obj, error) { return nil, nil }), "output type []tool_test.obj reflects to a array schema"},
+		{"string out", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (string, error) { return "", nil }), "output type string reflects to a string schema"},
+		{"int out", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (*int, error) { return nil, nil }), "output type *int reflects to a integer schema"},
+		{"any out", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (any, error) { return nil, nil }), "output type: interface {} is an interface"},
+		{"both", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, []int) (bool, error) { return false, nil }), "input type []int reflects to a array schema, want an object (structs and maps are objects; wrap a list in a struct)\noutput type bool reflects to a boolean schema"},
+		{"result slice in", tool.HandleResult(func(context.Context, deps, *mcp.CallToolRequest, []string) (*mcp.CallToolResult, error) {
+			return nil, nil
+		}), "input type []string reflects to a array schema"},
+		{"result any in", tool.HandleResult(func(context.Context, deps, *mcp.CallToolRequest, any) (*mcp.CallToolResult, error) { return nil, nil }), "input type: interface {} is an interface"},
+		{"invalid pattern", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, badPattern) (obj, error) { return obj{}, nil }), "input type tool_test.badPattern: invalid schema"},
+		{"invalid default", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (badDefault, error) { return badDefault{}, nil }), "output type tool_test.badDefault: invalid schema"},
+		{"recursive in", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, node) (obj, error) { return obj{}, nil }), "input type: tool_test.node contains itself (through tool_test.node): an inline schema cannot describe a recursive type"},
+		{"recursive out", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (*parent, error) { return nil, nil }), "output type: tool_test.parent contains itself"},
+		{"recursive result in", tool.HandleResult(func(context.Context, deps, *mcp.CallToolRequest, []node) (*mcp.CallToolResult, error) {
+			return nil, nil
+		}), "contains itself"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.h.IsZero() {
+				t.Fatal("Handle returned the zero Handler")
+			}
+			err := tt.h.Err()
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Err() = %v, want nil", err)
+				}
+				if s := tt.h.InputSchema(); s == nil || s.Type != "object" {
+					t.Errorf("InputSchema() = %v, want an object schema", s)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Err() = nil, want %q", tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Err() = %q, want it to contain %q", err, tt.wantErr)
+			}
+			// AddTo refuses such a handler.
+			defer func() {
+				if p := recover(); p == nil || !strings.HasPrefix(fmt.Sprint(p), `tool: AddTo "x": `) {
+					t.Errorf("AddTo panic = %v, want a tool: AddTo panic", p)
+				}
+			}()
+			tt.h.AddTo(mcp.NewServer(&mcp.Implementation{Name: "s"}, nil), &mcp.Tool{Name: "x"}, deps{}, nil)
+		})
+	}
+}
+
+func TestZeroHandler(t *testing.T) {
+	var zero tool.Handler[deps]
+	nilFn := tool.Handle[deps, struct{}, struct{}](nil)
+	nilResult := tool.HandleResult[deps, struct{}](nil)
+	for name, h := range map[string]tool.Handler[deps]{"zero": zero, "Handle(nil)": nilFn, "HandleResult(nil)": nilResult} {
+		if !h.IsZero() {
+			t.Errorf("%s: IsZero() = false", name)
+		}
+		if err := h.Err(); err == nil || err.Error() != "missing handler" {
+			t.Errorf("%s: Err() = %v, want missing handler", name, err)
+		}
+		if h.InputSchema() != nil || h.OutputSchema() != nil {
+			t.Errorf("%s: has schemas", name)
+		}
+		func() {
+			defer func() {
+				if p := recover(); fmt.Sprint(p) != `tool: AddTo "x": missing handler` {
+					t.Errorf("%s: AddTo panic = %v", name, p)
+				}
+			}()
+			h.AddTo(mcp.NewServer(&mcp.Implementation{Name: "s"}, nil), &mcp.Tool{Name: "x"}, deps{}, nil)
+		}()
+	}
+	if h := tool.Handle(search); h.IsZero() {
+		t.Error("Handle(search).IsZero() = true")
+	}
+}
+
+func TestSchemaFor(t *testing.T) {
+	s, err := tool.SchemaFor[*filter]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &jsonschema.Schema{
+		Type: "object",
+		Properties: map[string]*jsonschema.Schema{
+			"minPrice": {Type: "number", Minimum: jsonschema.Ptr(0.0)},
+			"inStock":  {Type: "boolean"},
+		},
+		Required:             []string{"minPrice"},
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+	}
+	if diff := cmp.Diff(want, s, cmp.AllowUnexported(jsonschema.Schema{})); diff != "" {
+		t.Errorf("SchemaFor mismatch (-want +got):\n%s", diff)
+	}
+	if _, err := tool.SchemaFor[fmt.Stringer](); err == nil {
+		t.Error("SchemaFor[fmt.Stringer]() succeeded")
+	}
+}
+
+// connect serves s to a new in-memory client session.
+func connect(t *testing.T, s *mcp.Server) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return cs
+}
+
+// TestAddTo serves handlers made by Handle and HandleResult to a real
+// client.
+func TestAddTo(t *testing.T) {
+	type greetArgs struct {
+		Name string `json:"name" jsonschema:"minLength=1"`
+	}
+	type greeting struct {
+		Text string `json:"text"`
+	}
+	var wrapped []string
+	wrap := func(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) error) error {
+		wrapped = append(wrapped, req.Params.Name)
+		return run(context.WithValue(ctx, greetArgs{}, "from wrap"))
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
+	tool.Handle(func(ctx context.Context, d deps, req *mcp.CallToolRequest, in greetArgs) (greeting, error) {
+		return greeting{Text: fmt.Sprintf("%s, %s (%v)", d.greeting, in.Name, ctx.Value(greetArgs{}))}, nil
+	}).AddTo(s, &mcp.Tool{Name: "greet", Description: "d"}, deps{greeting: "Hello"}, wrap)
+	tool.HandleResult(func(ctx context.Context, d deps, req *mcp.CallToolRequest, in greetArgs) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.TextContent{Text: d.greeting},
+			&mcp.TextContent{Text: in.Name},
+		}}, nil
+	}).AddTo(s, &mcp.Tool{Name: "parts"}, deps{greeting: "Hi"}, nil)
+	tool.HandleResult(func(ctx context.Context, d deps, req *mcp.CallToolRequest, in greetArgs) (*mcp.CallToolResult, error) {
+		return nil, errors.New("no such item")
+	}).AddTo(s, &mcp.Tool{Name: "fails"}, deps{}, nil)
+	tool.Handle(search).AddTo(s, &mcp.Tool{Name: "search"}, deps{}, nil)
+	tool.Handle(func(ctx context.Context, d deps, req *mcp.CallToolRequest, in struct{}) (*searchResult, error) {
+		return nil, nil
+	}).AddTo(s, &mcp.Tool{Name: "nil_result"}, deps{}, nil)
+	cs := connect(t, s)
+	ctx := context.Background()
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "Ada"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("greet: isError: %v", res.Content)
+	}
+	want := map[string]any{"text": "Hello, Ada (from wrap)"}
+	if diff := cmp.Diff(want, res.StructuredContent); diff != "" {
+		t.Errorf("greet structured content mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"greet"}, wrapped); diff != "" {
+		t.Errorf("wrap calls mismatch (-want +got):\n%s", diff)
+	}
+
+	// Bad arguments never reach the handler, nor the wrapper.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": ""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError {
+		t.Errorf("greet with an empty name: not an error: %v", res.StructuredContent)
+	}
+	if len(wrapped) != 1 {
+		t.Errorf("wrap ran %d times, want 1", len(wrapped))
+	}
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "parts", Arguments: map[string]any{"name": "Ada"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"Hi", "Ada"}, texts(res)); diff != "" || res.IsError || res.StructuredContent != nil {
+		t.Errorf("parts: isError %v, structured %v, content mismatch (-want +got):\n%s", res.IsError, res.StructuredContent, diff)
+	}
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "fails", Arguments: map[string]any{"name": "Ada"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !slicesEqual(texts(res), []string{"no such item"}) {
+		t.Errorf("fails: isError %v, content %q; want an isError result with the error's text", res.IsError, texts(res))
+	}
+
+	// Zero results, whose nil slices, maps and pointers marshal to null,
+	// pass the SDK's validation of the output against its schema.
+	for _, name := range []string{"search", "nil_result"} {
+		args := map[string]any{"query": "x"}
+		if name == "nil_result" {
+			args = map[string]any{}
+		}
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.IsError {
+			t.Fatalf("%s: isError: %q", name, texts(res))
+		}
+		want := map[string]any{"items": nil, "next": nil, "total": 0.0}
+		if diff := cmp.Diff(want, res.StructuredContent); diff != "" {
+			t.Errorf("%s structured content mismatch (-want +got):\n%s", name, diff)
+		}
+	}
+
+	// The listed tools carry the handlers' schemas.
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range lt.Tools {
+		if tl.InputSchema == nil {
+			t.Errorf("%s: no input schema", tl.Name)
+		}
+		if (tl.OutputSchema == nil) != (tl.Name == "parts" || tl.Name == "fails") {
+			t.Errorf("%s: output schema %v", tl.Name, tl.OutputSchema)
+		}
+	}
+}
+
+// TestNullableOutput checks the nulls output schemas accept: where
+// encoding/json writes one, and nowhere else.
+func TestNullableOutput(t *testing.T) {
+	h := tool.Handle(search)
+	r, err := h.OutputSchema().Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		doc  string
+		want bool
+	}{
+		{`{"items":null,"next":null,"total":0}`, true},
+		{`{"items":[],"next":"c","total":1,"warnings":["w"]}`, true},
+		{`{"items":[{"id":"1","name":"n","price":1,"labels":null,"updated":"2026-01-02T03:04:05Z"}],"next":null,"total":1}`, true},
+		{`{"items":null,"next":null,"total":0,"facet":{"name":"f","counts":null}}`, true},
+		{`{"items":null,"next":null,"total":null}`, false},
+		{`{"items":[null],"next":null,"total":0}`, false},
+		{`{"items":null,"next":null,"total":0,"facet":{"name":null,"counts":{}}}`, false},
+		{`{"items":null,"next":null,"total":0,"warnings":[null]}`, false},
+		{`{"items":null,"next":null,"total":0,"extra":1}`, false},
+		{`{"items":null,"total":0}`, false},
+	}
+	for _, tt := range tests {
+		var v any
+		if err := json.Unmarshal([]byte(tt.doc), &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Validate(v); (err == nil) != tt.want {
+			t.Errorf("Validate(%s) = %v, want valid: %v", tt.doc, err, tt.want)
+		}
+	}
+	// Input schemas stay strict: a model must send the array.
+	in, err := h.InputSchema().Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Validate(map[string]any{"query": "q", "tags": nil}); err == nil {
+		t.Error("input schema accepts a null list")
+	}
+}
+
+func texts(res *mcp.CallToolResult) []string {
+	var out []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			out = append(out, tc.Text)
+		}
+	}
+	return out
+}
+
+func slicesEqual(a, b []string) bool { return cmp.Equal(a, b) }
+
+func TestCallFromContext(t *testing.T) {
+	ctx := context.Background()
+	if c := tool.CallFromContext(ctx); c != nil {
+		t.Errorf("CallFromContext(Background) = %+v, want nil", c)
+	}
+	call := &tool.Call{Tool: "get_item", ServiceKey: "catalog", Routes: []tool.Route{{URI: "/catalog/items/{id}", Method: "GET"}}}
+	got := tool.CallFromContext(tool.WithCall(ctx, call))
+	if got != call {
+		t.Errorf("CallFromContext(WithCall(c)) = %+v, want %+v", got, call)
+	}
+	inner := &tool.Call{Tool: "other", Local: true}
+	if got := tool.CallFromContext(tool.WithCall(tool.WithCall(ctx, call), inner)); got != inner {
+		t.Errorf("nested WithCall gave %+v, want the inner call", got)
+	}
+}
+
+func TestGoldenFilesAreJSON(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
+	if len(files) == 0 && !*update {
+		t.Fatal("no golden files")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(data) || !bytes.HasSuffix(data, []byte("}\n")) {
+			t.Errorf("%s is not one JSON object", f)
+		}
+	}
+}
+
+// stamp marshals itself, and so must describe its own schema: invopop
+// would reflect its (unexported) fields as an empty object.
+type stamp struct{ t time.Time }
+
+func (s stamp) MarshalJSON() ([]byte, error) { return json.Marshal(s.t) }
+
+func (stamp) JSONSchema() *invopop.Schema {
+	return &invopop.Schema{Type: "string", Format: "date-time"}
+}
+
+type Base struct {
+	Owner *string `json:"owner"`
+}
+
+type kinds struct {
+	*Base
+	When   *time.Time        `json:"when"`
+	Stamp  stamp             `json:"stamp"`
+	Raw    []byte            `json:"raw"`
+	Mode   *string           `json:"mode" jsonschema:"enum=a,enum=b"`
+	Ptrs   []*filter         `json:"ptrs"`
+	ByName map[string][]int  `json:"byName"`
+	Fixed  [2]*int           `json:"fixed"`
+	Skip   *int              `json:"-"`
+	Opt    *int              `json:"opt,omitzero"`
+	Any    any               `json:"any"`
+	Nested map[string]*facet `json:"nested,omitempty"`
+}
+
+// TestNullableOutputKinds checks allowNulls on every kind of field.
+func TestNullableOutputKinds(t *testing.T) {
+	h := tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct{}) (kinds, error) { return kinds{}, nil })
+	if err := h.Err(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := h.OutputSchema().Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The zero value marshals, and validates.
+	data, err := json.Marshal(kinds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zero map[string]any
+	if err := json.Unmarshal(data, &zero); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Validate(zero); err != nil {
+		t.Errorf("zero value %s does not validate: %v", data, err)
+	}
+	full := func(edit func(map[string]any)) map[string]any {
+		m := map[string]any{
+			"owner": "o", "when": "2026-01-02T03:04:05Z", "stamp": "2026-01-02T03:04:05Z", "raw": "AAE=",
+			"mode": "a", "ptrs": []any{nil, map[string]any{"minPrice": 1.0}}, "byName": map[string]any{"x": nil, "y": []any{1.0}},
+			"fixed": []any{nil, 1.0}, "any": nil,
+			"nested": map[string]any{"f": nil, "g": map[string]any{"name": "n", "counts": nil}},
+		}
+		edit(m)
+		return m
+	}
+	tests := []struct {
+		name string
+		doc  map[string]any
+		want bool
+	}{
+		{"full", full(func(map[string]any) {}), true},
+		{"mode c", full(func(m map[string]any) { m["mode"] = "c" }), false},
+		{"mode null", full(func(m map[string]any) { m["mode"] = nil }), true},
+		{"stamp null", full(func(m map[string]any) { m["stamp"] = nil }), false},
+		{"owner null", full(func(m map[string]any) { m["owner"] = nil }), true},
+		{"owner absent", full(func(m map[string]any) { delete(m, "owner") }), true},
+		{"owner number", full(func(m map[string]any) { m["owner"] = 1 }), false},
+		{"when absent", full(func(m map[string]any) { delete(m, "when") }), false},
+		{"opt null", full(func(m map[string]any) { m["opt"] = nil }), false},
+		{"opt 1", full(func(m map[string]any) { m["opt"] = 1 }), true},
+		{"nested value string", full(func(m map[string]any) { m["nested"] = map[string]any{"f": "x"} }), false},
+		{"byName value of strings", full(func(m map[string]any) { m["byName"] = map[string]any{"x": []any{"s"}} }), false},
+	}
+	for _, tt := range tests {
+		if err := r.Validate(tt.doc); (err == nil) != tt.want {
+			t.Errorf("%s: Validate = %v, want valid: %v", tt.name, err, tt.want)
+		}
+	}
+}

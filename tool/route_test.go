@@ -1,0 +1,443 @@
+package tool_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolroute/toolroute/tool"
+)
+
+func TestServiceRoute(t *testing.T) {
+	got := tool.ServiceRoute("catalog", http.MethodGet, "/api/v1/items/{id}")
+	want := tool.Route{URI: "/catalog/api/v1/items/{id}", Method: "GET"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ServiceRoute mismatch (-want +got):\n%s", diff)
+	}
+	if err := got.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	if s := got.String(); s != "GET /catalog/api/v1/items/{id}" {
+		t.Errorf("String() = %q", s)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		route   tool.Route
+		wantErr string // "" = valid
+	}{
+		// Positive controls.
+		{"plain", tool.Route{"/svc/items", "GET"}, ""},
+		{"root segment only", tool.Route{"/svc", "GET"}, ""},
+		{"placeholder", tool.Route{"/svc/items/{id}", "GET"}, ""},
+		{"two placeholders", tool.Route{"/svc/{a}/x/{b_2}", "DELETE"}, ""},
+		{"underscore placeholder", tool.Route{"/svc/{_id}", "GET"}, ""},
+		{"placeholder first", tool.Route{"/{svc}/x", "GET"}, ""},
+		{"escaped slash literal", tool.Route{"/svc/a%2Fb", "GET"}, ""},
+		{"escaped percent literal", tool.Route{"/svc/100%25", "GET"}, ""},
+		{"dots inside segment", tool.Route{"/svc/v1.2/..x/.hidden/x..", "GET"}, ""},
+		{"three dots", tool.Route{"/svc/...", "GET"}, ""},
+		{"escaped unicode literal", tool.Route{"/svc/caf%C3%A9", "GET"}, ""},
+		{"lowercase escape", tool.Route{"/svc/caf%c3%a9", "GET"}, ""},
+		{"sub-delims", tool.Route{"/svc/a:b;c=d,e@f!$&'()*+", "POST"}, ""},
+		{"HEAD", tool.Route{"/svc/x", "HEAD"}, ""},
+		{"PUT", tool.Route{"/svc/x", "PUT"}, ""},
+		{"PATCH", tool.Route{"/svc/x", "PATCH"}, ""},
+		{"OPTIONS", tool.Route{"/svc/x", "OPTIONS"}, ""},
+		{"CONNECT", tool.Route{"/svc/x", "CONNECT"}, ""},
+		{"TRACE", tool.Route{"/svc/x", "TRACE"}, ""},
+
+		// Methods.
+		{"lowercase method", tool.Route{"/svc/x", "get"}, `method "get" is not an upper-case HTTP method`},
+		{"mixed-case method", tool.Route{"/svc/x", "Post"}, `method "Post"`},
+		{"unknown method", tool.Route{"/svc/x", "FETCH"}, `method "FETCH"`},
+		{"empty method", tool.Route{"/svc/x", ""}, `method ""`},
+		{"method with space", tool.Route{"/svc/x", "GET "}, `method "GET "`},
+
+		// Leading slash.
+		{"empty URI", tool.Route{"", "GET"}, `must start with "/"`},
+		{"relative", tool.Route{"svc/x", "GET"}, `must start with "/"`},
+		{"absolute URL", tool.Route{"http://h/svc", "GET"}, `must start with "/"`},
+
+		// Dot segments.
+		{"dot segment", tool.Route{"/svc/./x", "GET"}, `must not contain a "." segment`},
+		{"dot-dot segment", tool.Route{"/svc/../x", "GET"}, `must not contain a ".." segment`},
+		{"trailing dot-dot", tool.Route{"/svc/x/..", "GET"}, `".." segment`},
+		{"leading dot-dot", tool.Route{"/../svc", "GET"}, `".." segment`},
+		{"escaped dot-dot lower", tool.Route{"/svc/%2e%2e/x", "GET"}, `must not decode to ".."`},
+		{"escaped dot-dot upper", tool.Route{"/svc/%2E%2E/x", "GET"}, `must not decode to ".."`},
+		{"half-escaped dot-dot", tool.Route{"/svc/.%2e/x", "GET"}, `must not decode to ".."`},
+		{"escaped dot", tool.Route{"/svc/%2E", "GET"}, `must not decode to "."`},
+
+		// Query and fragment.
+		{"query", tool.Route{"/svc/x?a=1", "GET"}, "query or fragment"},
+		{"empty query", tool.Route{"/svc/x?", "GET"}, "query or fragment"},
+		{"fragment", tool.Route{"/svc/x#frag", "GET"}, "query or fragment"},
+
+		// White space and control characters.
+		{"space", tool.Route{"/svc/a b", "GET"}, "white space or control characters"},
+		{"tab", tool.Route{"/svc/a\tb", "GET"}, "white space or control"},
+		{"newline", tool.Route{"/svc/x\n", "GET"}, "white space or control"},
+		{"carriage return", tool.Route{"/svc/x\r/y", "GET"}, "white space or control"},
+		{"NUL", tool.Route{"/svc/x\x00", "GET"}, "white space or control"},
+		{"DEL", tool.Route{"/svc/x\x7f", "GET"}, "white space or control"},
+		{"C1 control", tool.Route{"/svc/x\u0085", "GET"}, "white space or control"},
+		{"no-break space", tool.Route{"/svc/a\u00a0b", "GET"}, "white space or control"},
+		{"line separator", tool.Route{"/svc/a\u2028b", "GET"}, "white space or control"},
+		{"em space", tool.Route{"/svc/a\u2003b", "GET"}, "white space or control"},
+		{"ideographic space", tool.Route{"/svc/a\u3000b", "GET"}, "white space or control"},
+		{"invalid UTF-8", tool.Route{"/svc/a\xffb", "GET"}, "UTF-8"},
+
+		// Empty segments.
+		{"root only", tool.Route{"/", "GET"}, "empty segment"},
+		{"trailing slash", tool.Route{"/svc/x/", "GET"}, "empty segment"},
+		{"double slash", tool.Route{"/svc//x", "GET"}, "empty segment"},
+		{"leading double slash", tool.Route{"//svc/x", "GET"}, "empty segment"},
+
+		// Placeholders.
+		{"empty placeholder", tool.Route{"/svc/{}", "GET"}, "name must be an identifier"},
+		{"placeholder with dash", tool.Route{"/svc/{item-id}", "GET"}, "name must be an identifier"},
+		{"placeholder with digit first", tool.Route{"/svc/{1id}", "GET"}, "name must be an identifier"},
+		{"placeholder with space", tool.Route{"/svc/{a b}", "GET"}, "white space"},
+		{"nested braces", tool.Route{"/svc/{{id}}", "GET"}, "name must be an identifier"},
+		{"two in one segment", tool.Route{"/svc/{a}{b}", "GET"}, "name must be an identifier"},
+		{"unclosed", tool.Route{"/svc/{id", "GET"}, "must be a whole segment"},
+		{"unopened", tool.Route{"/svc/id}", "GET"}, "must be a whole segment"},
+		{"prefix before placeholder", tool.Route{"/svc/item-{id}", "GET"}, "must be a whole segment"},
+		{"suffix after placeholder", tool.Route{"/svc/{id}.json", "GET"}, "must be a whole segment"},
+		{"wildcard style", tool.Route{"/svc/{path...}", "GET"}, "name must be an identifier"},
+		{"duplicate placeholder", tool.Route{"/svc/{id}/x/{id}", "GET"}, "placeholder {id} appears twice"},
+
+		// Literals in escaped form.
+		{"unicode literal", tool.Route{"/svc/café", "GET"}, `percent-encode 'é' (at offset 8) as %C3%A9`},
+		{"emoji literal", tool.Route{"/svc/x🙂", "GET"}, "URI must be in escaped form"},
+		{"quote", tool.Route{"/svc/a\"b", "GET"}, `percent-encode '"' (at offset 6) as %22`},
+		{"angle brackets", tool.Route{"/svc/<a>", "GET"}, "percent-encode '<'"},
+		{"backslash", tool.Route{`/svc/..\x`, "GET"}, `percent-encode '\\'`},
+		{"pipe", tool.Route{"/svc/a|b", "GET"}, "percent-encode '|'"},
+		{"square brackets", tool.Route{"/svc/[a]", "GET"}, "percent-encode '['"},
+		{"caret", tool.Route{"/svc/a^b", "GET"}, "percent-encode '^'"},
+		{"backtick", tool.Route{"/svc/a`b", "GET"}, "percent-encode '`'"},
+
+		// Percent-escapes.
+		{"bad escape", tool.Route{"/svc/100%", "GET"}, "malformed percent-escape"},
+		{"bad escape digits", tool.Route{"/svc/%zz", "GET"}, "malformed percent-escape"},
+		{"short escape", tool.Route{"/svc/%2", "GET"}, "malformed percent-escape"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.route.Validate()
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Validate(%q) = %v, want nil", tt.route, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate(%q) = nil, want an error containing %q", tt.route, tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Validate(%q) = %q, want it to contain %q", tt.route, err, tt.wantErr)
+			}
+			if !strings.HasPrefix(err.Error(), "route ") {
+				t.Errorf("Validate(%q) = %q, want it to name the route", tt.route, err)
+			}
+		})
+	}
+}
+
+func TestPlaceholders(t *testing.T) {
+	tests := []struct {
+		uri  string
+		want []string
+	}{
+		{"/svc/x", nil},
+		{"/svc/{id}", []string{"id"}},
+		{"/svc/{a}/x/{b}/{c}", []string{"a", "b", "c"}},
+	}
+	for _, tt := range tests {
+		got := tool.Route{URI: tt.uri, Method: "GET"}.Placeholders()
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Placeholders(%q) mismatch (-want +got):\n%s", tt.uri, diff)
+		}
+	}
+}
+
+func TestBind(t *testing.T) {
+	items := tool.Route{URI: "/catalog/api/v1/items/{id}", Method: "GET"}
+	two := tool.Route{URI: "/catalog/{shop}/items/{id}", Method: "PUT"}
+	tests := []struct {
+		name    string
+		route   tool.Route
+		values  map[string]string
+		want    string // bound URI; "" if an error is wanted
+		wantErr string
+	}{
+		{"plain", items, map[string]string{"id": "42"}, "/catalog/api/v1/items/42", ""},
+		{"no placeholders, nil values", tool.Route{URI: "/catalog/items", Method: "GET"}, nil, "/catalog/items", ""},
+		{"no placeholders, empty values", tool.Route{URI: "/catalog/items", Method: "GET"}, map[string]string{}, "/catalog/items", ""},
+		{"two", two, map[string]string{"shop": "s1", "id": "i1"}, "/catalog/s1/items/i1", ""},
+		{"slash escaped", items, map[string]string{"id": "a/b"}, "/catalog/api/v1/items/a%2Fb", ""},
+		{"climbing slash escaped", items, map[string]string{"id": "../../admin"}, "/catalog/api/v1/items/..%2F..%2Fadmin", ""},
+		{"percent escaped", items, map[string]string{"id": "100%"}, "/catalog/api/v1/items/100%25", ""},
+		{"escaped dot-dot stays literal", items, map[string]string{"id": "%2e%2e"}, "/catalog/api/v1/items/%252e%252e", ""},
+		{"space escaped", items, map[string]string{"id": "a b"}, "/catalog/api/v1/items/a%20b", ""},
+		{"question mark escaped", items, map[string]string{"id": "a?x=1"}, "/catalog/api/v1/items/a%3Fx=1", ""},
+		{"hash escaped", items, map[string]string{"id": "a#b"}, "/catalog/api/v1/items/a%23b", ""},
+		{"semicolon escaped", items, map[string]string{"id": "a;b"}, "/catalog/api/v1/items/a%3Bb", ""},
+		{"backslash escaped", items, map[string]string{"id": `..\..`}, "/catalog/api/v1/items/..%5C..", ""},
+		{"unicode escaped", items, map[string]string{"id": "café"}, "/catalog/api/v1/items/caf%C3%A9", ""},
+		{"dots inside value", items, map[string]string{"id": "v1.2"}, "/catalog/api/v1/items/v1.2", ""},
+		{"three dots", items, map[string]string{"id": "..."}, "/catalog/api/v1/items/...", ""},
+		{"leading dot", items, map[string]string{"id": ".env"}, "/catalog/api/v1/items/.env", ""},
+
+		{"empty value", items, map[string]string{"id": ""}, "", "{id}: empty value"},
+		{"dot", items, map[string]string{"id": "."}, "", `value "." would climb a path segment`},
+		{"dot-dot", items, map[string]string{"id": ".."}, "", `value ".." would climb a path segment`},
+		{"newline", items, map[string]string{"id": "a\nb"}, "", "control character"},
+		{"NUL", items, map[string]string{"id": "a\x00"}, "", "control character"},
+		{"DEL", items, map[string]string{"id": "\x7f"}, "", "control character"},
+		{"C1", items, map[string]string{"id": "\u009b"}, "", "control character"},
+		{"missing", items, map[string]string{}, "", "no value for {id}"},
+		{"missing nil map", items, nil, "", "no value for {id}"},
+		{"one of two missing", two, map[string]string{"id": "1"}, "", "no value for {shop}"},
+		{"unknown name", items, map[string]string{"id": "1", "other": "2"}, "", "unknown placeholder {other}"},
+		{"unknown name only", tool.Route{URI: "/catalog/items", Method: "GET"}, map[string]string{"id": "1"}, "", "unknown placeholder {id}"},
+		{"unknown name spelling a template fragment", two, map[string]string{"shop": "s", "id": "i", "shop}/items/{id": "x"}, "", "unknown placeholder"},
+		{"invalid template", tool.Route{URI: "/catalog/../{id}", Method: "GET"}, map[string]string{"id": "1"}, "", `".." segment`},
+		{"invalid method", tool.Route{URI: "/catalog/{id}", Method: "get"}, map[string]string{"id": "1"}, "", `method "get"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.route.Bind(tt.values)
+			if tt.wantErr != "" {
+				if err == nil {
+					t.Fatalf("Bind = %v, want an error containing %q", got, tt.wantErr)
+				}
+				if !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("Bind error = %q, want it to contain %q", err, tt.wantErr)
+				}
+				if got != (tool.Route{}) {
+					t.Errorf("Bind returned %v with its error, want the zero Route", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Bind: %v", err)
+			}
+			want := tool.Route{URI: tt.want, Method: tt.route.Method}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Bind mismatch (-want +got):\n%s", diff)
+			}
+			// The bound URI is the escaped path of a URL whose segments
+			// are the values: net/url agrees on the escaping.
+			u, err := url.Parse(got.URI)
+			if err != nil {
+				t.Fatalf("url.Parse(%q): %v", got.URI, err)
+			}
+			if u.EscapedPath() != got.URI {
+				t.Errorf("EscapedPath() = %q, want %q", u.EscapedPath(), got.URI)
+			}
+			if n, m := strings.Count(got.URI, "/"), strings.Count(tt.route.URI, "/"); n != m {
+				t.Errorf("bound URI has %d segments, template %d", n, m)
+			}
+			if !tt.route.Match(got.Method, got.URI) {
+				t.Errorf("%v does not Match its own binding %q", tt.route, got.URI)
+			}
+		})
+	}
+}
+
+func TestMatch(t *testing.T) {
+	items := tool.Route{URI: "/catalog/api/v1/items/{id}", Method: "GET"}
+	two := tool.Route{URI: "/catalog/{shop}/items/{id}", Method: "PUT"}
+	literal := tool.Route{URI: "/catalog/api/v1/items", Method: "POST"}
+	tests := []struct {
+		name   string
+		route  tool.Route
+		method string
+		path   string
+		want   bool
+	}{
+		{"plain", items, "GET", "/catalog/api/v1/items/42", true},
+		{"literal", literal, "POST", "/catalog/api/v1/items", true},
+		{"two placeholders", two, "PUT", "/catalog/s1/items/i1", true},
+		{"escaped slash stays in segment", items, "GET", "/catalog/api/v1/items/a%2Fb", true},
+		{"escaped climbing slash stays in segment", items, "GET", "/catalog/api/v1/items/..%2F..%2Fadmin", true},
+		{"escaped percent", items, "GET", "/catalog/api/v1/items/100%25", true},
+		{"double-escaped dot-dot", items, "GET", "/catalog/api/v1/items/%252e%252e", true},
+		{"dots inside segment", items, "GET", "/catalog/api/v1/items/a..b", true},
+		{"three dots", items, "GET", "/catalog/api/v1/items/...", true},
+		{"unicode escaped", items, "GET", "/catalog/api/v1/items/caf%C3%A9", true},
+
+		{"method mismatch", items, "POST", "/catalog/api/v1/items/42", false},
+		{"lowercase method", items, "get", "/catalog/api/v1/items/42", false},
+		{"empty method", items, "", "/catalog/api/v1/items/42", false},
+		{"raw slash adds a segment", items, "GET", "/catalog/api/v1/items/a/b", false},
+		{"extra segment", items, "GET", "/catalog/api/v1/items/42/delete", false},
+		{"missing segment", items, "GET", "/catalog/api/v1/items", false},
+		{"missing segment, trailing slash", items, "GET", "/catalog/api/v1/items/", false},
+		{"trailing slash", items, "GET", "/catalog/api/v1/items/42/", false},
+		{"literal with trailing slash", literal, "POST", "/catalog/api/v1/items/", false},
+		{"double slash", items, "GET", "/catalog/api/v1//items/42", false},
+		{"empty placeholder in middle", two, "PUT", "/catalog//items/i1", false},
+		{"dot placeholder", items, "GET", "/catalog/api/v1/items/.", false},
+		{"dot-dot placeholder", items, "GET", "/catalog/api/v1/items/..", false},
+		{"escaped dot-dot placeholder upper", items, "GET", "/catalog/api/v1/items/%2E%2E", false},
+		{"escaped dot-dot placeholder lower", items, "GET", "/catalog/api/v1/items/%2e%2e", false},
+		{"half-escaped dot-dot", items, "GET", "/catalog/api/v1/items/.%2E", false},
+		{"escaped dot placeholder", items, "GET", "/catalog/api/v1/items/%2e", false},
+		{"dot-dot climbing out of a literal", two, "PUT", "/catalog/s1/items/../items/i1", false},
+		{"dot-dot as first placeholder", two, "PUT", "/catalog/../items/i1", false},
+		{"malformed escape in placeholder", items, "GET", "/catalog/api/v1/items/%zz", false},
+		{"truncated escape in placeholder", items, "GET", "/catalog/api/v1/items/a%2", false},
+		{"literal differs", items, "GET", "/catalog/api/v2/items/42", false},
+		{"literal differs in case", items, "GET", "/Catalog/api/v1/items/42", false},
+		{"other service", items, "GET", "/billing/api/v1/items/42", false},
+		{"no leading slash", items, "GET", "catalog/api/v1/items/42", false},
+		{"empty path", items, "GET", "", false},
+		{"root path", items, "GET", "/", false},
+		{"prefix only", items, "GET", "/catalog", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.route.Match(tt.method, tt.path); got != tt.want {
+				t.Errorf("%v.Match(%q, %q) = %v, want %v", tt.route, tt.method, tt.path, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMatchInvalidTemplate checks that a template Validate refuses
+// matches nothing, not even its own text.
+func TestMatchInvalidTemplate(t *testing.T) {
+	tests := []tool.Route{
+		{URI: "/svc/../admin", Method: "GET"},
+		{URI: "/svc/./x", Method: "GET"},
+		{URI: "/svc/%2e%2e/x", Method: "GET"},
+		{URI: "/svc/x/", Method: "GET"},
+		{URI: "/svc//x", Method: "GET"},
+		{URI: "/svc/x?y", Method: "GET"},
+		{URI: "/svc/a b", Method: "GET"},
+		{URI: "/svc/100%", Method: "GET"},
+		{URI: "/svc/{id}/{id}", Method: "GET"},
+		{URI: "/svc/{}", Method: "GET"},
+		{URI: "/svc/x", Method: "get"},
+		{URI: "", Method: "GET"},
+		{URI: "svc/x", Method: "GET"},
+	}
+	for _, r := range tests {
+		if r.Validate() == nil {
+			t.Fatalf("Validate(%v) = nil; the test wants invalid routes", r)
+		}
+		if r.Match(r.Method, r.URI) {
+			t.Errorf("invalid %v matches its own URI", r)
+		}
+		if r.Match(r.Method, strings.ReplaceAll(r.URI, "{id}", "1")) {
+			t.Errorf("invalid %v matches a filled URI", r)
+		}
+	}
+	// Positive controls: valid routes of the same shapes match.
+	for _, c := range []struct {
+		r    tool.Route
+		path string
+	}{
+		{tool.Route{URI: "/svc/admin", Method: "GET"}, "/svc/admin"},
+		{tool.Route{URI: "/svc/{id}/{id2}", Method: "GET"}, "/svc/1/2"},
+		{tool.Route{URI: "/svc/{id}", Method: "GET"}, "/svc/1"},
+	} {
+		if !c.r.Match(c.r.Method, c.path) {
+			t.Errorf("valid %v does not match %q", c.r, c.path)
+		}
+	}
+}
+
+// TestBindMatch is the property that ties the two together: every
+// successful Bind matches its template, for many templates and values.
+func TestBindMatch(t *testing.T) {
+	templates := []tool.Route{
+		{URI: "/svc/{a}", Method: "GET"},
+		{URI: "/svc/x/{a}/y/{b}", Method: "POST"},
+		{URI: "/{a}/{b}/{c}", Method: "DELETE"},
+		{URI: "/svc/caf%C3%A9/{a}", Method: "PATCH"},
+		{URI: "/svc/a%2Fb/{a}", Method: "PUT"},
+	}
+	values := []string{
+		"1", "a/b", "/", "//", "../..", "%", "%2e%2e", "%2F", "a b", "é", "日本", "?", "#", ";", "+", "~",
+		"...", ".a", "a.", "\\", "\ufffd", "\xff", "{a}", "}", "'\"<>", "a\u2028b",
+	}
+	for _, tmpl := range templates {
+		for _, v := range values {
+			m := map[string]string{}
+			for _, name := range tmpl.Placeholders() {
+				m[name] = v
+			}
+			b, err := tmpl.Bind(m)
+			if err != nil {
+				t.Errorf("%v.Bind(%q): %v", tmpl, v, err)
+				continue
+			}
+			if !tmpl.Match(b.Method, b.URI) {
+				t.Errorf("%v does not match its binding %q (value %q)", tmpl, b.URI, v)
+			}
+			checkBound(t, tmpl, b)
+		}
+	}
+}
+
+// checkBound checks the safety properties of a bound route b of tmpl:
+// as many segments as the template, and no segment that is, or decodes
+// to, "." or "..".
+func checkBound(t testing.TB, tmpl, b tool.Route) {
+	t.Helper()
+	if b.Method != tmpl.Method {
+		t.Errorf("bound method %q, template %q", b.Method, tmpl.Method)
+	}
+	if got, want := strings.Count(b.URI, "/"), strings.Count(tmpl.URI, "/"); got != want {
+		t.Errorf("bound %q has %d segments, template %q has %d", b.URI, got, tmpl.URI, want)
+	}
+	// A request made from the bound URI shows it unchanged as its escaped
+	// path, which the template matches.
+	u, err := url.Parse(b.URI)
+	if err != nil {
+		t.Errorf("url.Parse(%q): %v", b.URI, err)
+	} else if u.EscapedPath() != b.URI || !tmpl.Match(b.Method, u.EscapedPath()) {
+		t.Errorf("bound %q has the escaped path %q, matched: %v", b.URI, u.EscapedPath(), tmpl.Match(b.Method, u.EscapedPath()))
+	}
+	for _, seg := range strings.Split(b.URI, "/")[1:] {
+		u, err := url.PathUnescape(seg)
+		if err != nil {
+			t.Errorf("bound %q: segment %q does not unescape: %v", b.URI, seg, err)
+		}
+		if seg == "" || seg == "." || seg == ".." || u == "" || u == "." || u == ".." {
+			t.Errorf("bound %q has a segment %q (decoded %q)", b.URI, seg, u)
+		}
+	}
+}
+
+func BenchmarkMatch(b *testing.B) {
+	r := tool.Route{URI: "/catalog/api/v1/shops/{shop}/items/{id}", Method: "GET"}
+	path := "/catalog/api/v1/shops/s-1/items/a%2Fb"
+	b.ReportAllocs()
+	for b.Loop() {
+		if !r.Match("GET", path) {
+			b.Fatal("no match")
+		}
+	}
+}
+
+func BenchmarkBind(b *testing.B) {
+	r := tool.Route{URI: "/catalog/api/v1/shops/{shop}/items/{id}", Method: "GET"}
+	values := map[string]string{"shop": "s-1", "id": "a/b"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.Bind(values); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
