@@ -1,0 +1,108 @@
+package authz_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"log/slog"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/toolroute/toolroute/authz"
+)
+
+func TestCallerContext(t *testing.T) {
+	if _, ok := authz.CallerFromContext(context.Background()); ok {
+		t.Error("a caller in the background context")
+	}
+	want := authz.Caller{Subject: "alice", Roles: []string{"viewer"}, Bearer: secretBearer}
+	got, ok := authz.CallerFromContext(authz.WithCaller(context.Background(), want))
+	if !ok || got.Subject != want.Subject || got.Bearer != want.Bearer || len(got.Roles) != 1 {
+		t.Errorf("CallerFromContext = %v, %v", got, ok)
+	}
+	// The zero caller is a caller (unauthenticated, but present).
+	if _, ok := authz.CallerFromContext(authz.WithCaller(context.Background(), authz.Caller{})); !ok {
+		t.Error("the zero caller was lost")
+	}
+}
+
+// TestCallerNeverRevealsBearer prints and logs a caller every way there
+// is.
+func TestCallerNeverRevealsBearer(t *testing.T) {
+	c := authz.Caller{Subject: "alice", Roles: []string{"viewer", "editor"}, Bearer: secretBearer}
+	var outputs []string
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%d", "%t", "%10.3v", "%-40s", "%T"} {
+		outputs = append(outputs, fmt.Sprintf(verb, c), fmt.Sprintf(verb, &c))
+	}
+	type wrapper struct {
+		C  authz.Caller
+		P  *authz.Caller
+		CS []authz.Caller
+	}
+	w := wrapper{C: c, P: &c, CS: []authz.Caller{c}}
+	outputs = append(outputs, fmt.Sprintf("%v", w), fmt.Sprintf("%+v", w), fmt.Sprintf("%#v", w), fmt.Sprint(c), fmt.Sprintln(c), c.String(), c.GoString())
+	var buf bytes.Buffer
+	for _, h := range []slog.Handler{slog.NewTextHandler(&buf, nil), slog.NewJSONHandler(&buf, nil)} {
+		l := slog.New(h)
+		l.Info("call", "caller", c, "ptr", &c)
+		l.Info("call", slog.Any("caller", c), slog.Group("g", "c", c))
+		l.With("caller", c).Info("with")
+	}
+	log.New(&buf, "", 0).Printf("%v %+v", c, c)
+	js, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs = append(outputs, buf.String(), string(js))
+	for _, out := range outputs {
+		if strings.Contains(out, secretBearer) || strings.Contains(out, fmt.Sprintf("%x", secretBearer)) || strings.Contains(out, fmt.Sprintf("%X", secretBearer)) {
+			t.Errorf("bearer revealed: %s", out)
+		}
+	}
+	if got, want := c.String(), `Caller{Subject: "alice", Roles: ["viewer" "editor"], Bearer: [redacted]}`; got != want {
+		t.Errorf("String() = %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprintf("%#v", c), `authz.Caller{Subject:"alice", Roles:[]string{"viewer", "editor"}, Bearer:"[redacted]"}`; got != want {
+		t.Errorf("%%#v = %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(authz.Caller{Subject: "bob"}), `Caller{Subject: "bob", Roles: [], Bearer: none}`; got != want {
+		t.Errorf("no bearer: %s, want %s", got, want)
+	}
+	// Useful information is kept.
+	for _, s := range []string{"alice", "viewer", "editor", "[redacted]"} {
+		if !strings.Contains(buf.String(), s) {
+			t.Errorf("logs lack %q:\n%s", s, buf.String())
+		}
+	}
+}
+
+func TestToolError(t *testing.T) {
+	denied := &authz.DeniedError{Reason: "secret reason"}
+	outage := &authz.OutageError{Err: errors.New("dial tcp 10.0.0.1:80: refused")}
+	unauth := &authz.UnauthenticatedError{Reason: "expired"}
+	plain := errors.New("plain")
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&url.Error{Op: "Get", URL: "http://internal:8080/api/v1/items/x", Err: denied}, "not authorized (insufficient_scope)"},
+		{&url.Error{Op: "Get", URL: "http://internal:8080/", Err: outage}, "authorization service unavailable"},
+		{fmt.Errorf("wrapped: %w", unauth), "not authenticated"},
+		{plain, "plain"},
+	}
+	for _, tt := range tests {
+		if got := authz.ToolError(tt.err); got.Error() != tt.want {
+			t.Errorf("ToolError(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+	if authz.ToolError(nil) != nil {
+		t.Error("ToolError(nil) != nil")
+	}
+	if !errors.Is(outage, outage.Err) {
+		t.Error("OutageError does not unwrap to its cause")
+	}
+}

@@ -1,0 +1,84 @@
+package authz
+
+import (
+	"errors"
+
+	"github.com/toolroute/toolroute/tool"
+)
+
+// The texts of the authorization errors. They are fixed, so that what a
+// client sees never depends on (nor reveals) why: the reason goes to the
+// server's log.
+const (
+	textDenied          = "not authorized (insufficient_scope)"
+	textUnauthenticated = "not authenticated"
+	textOutage          = "authorization service unavailable"
+)
+
+// DeniedError is the answer of an [Authorizer] that refuses a caller a
+// route. Its text is always "not authorized (insufficient_scope)".
+type DeniedError struct {
+	// Route is the route refused.
+	Route tool.Route
+	// Subject is the caller's subject.
+	Subject string
+	// Reason says why, for the server's log; it is not part of the error's
+	// text.
+	Reason string
+}
+
+// Error returns "not authorized (insufficient_scope)".
+func (e *DeniedError) Error() string { return textDenied }
+
+// UnauthenticatedError is the answer of an [Authorizer] that cannot tell
+// who the caller is: no credential, or one the authorization service
+// refuses (expired, malformed). Its text is always "not authenticated".
+type UnauthenticatedError struct {
+	// Reason says why, for the server's log; it is not part of the error's
+	// text.
+	Reason string
+}
+
+// Error returns "not authenticated".
+func (e *UnauthenticatedError) Error() string { return textUnauthenticated }
+
+// OutageError is the answer of an [Authorizer] that could not decide: the
+// authorization service is unreachable, slow, or answers nonsense.
+// Callers fail closed on it. Its text is always "authorization service
+// unavailable"; the cause is Err.
+type OutageError struct {
+	// Err is the cause. It may hold the authorization service's address
+	// but never the caller's bearer.
+	Err error
+}
+
+// Error returns "authorization service unavailable".
+func (e *OutageError) Error() string { return textOutage }
+
+// Unwrap returns e.Err, so that errors.Is(err, context.DeadlineExceeded)
+// and the like see through an outage.
+func (e *OutageError) Unwrap() error { return e.Err }
+
+// ToolError returns the authorization error err wraps (a *DeniedError,
+// *UnauthenticatedError or *OutageError, whose texts are fixed and safe
+// to show a client) or, if it wraps none, err itself.
+//
+// A [net/http.Client] wraps a transport's error in a [*net/url.Error] whose text
+// holds the upstream URL; a tool handler returns ToolError(err) so that a
+// refused upstream request reaches the client as exactly
+// "not authorized (insufficient_scope)", "not authenticated" or
+// "authorization service unavailable".
+func ToolError(err error) error {
+	var d *DeniedError
+	var u *UnauthenticatedError
+	var o *OutageError
+	switch {
+	case errors.As(err, &d):
+		return d
+	case errors.As(err, &u):
+		return u
+	case errors.As(err, &o):
+		return o
+	}
+	return err
+}

@@ -1,0 +1,245 @@
+package authz
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/tool"
+)
+
+// Access is what one tool may reach, as the server knows it from its
+// registries: either Local (the tool calls no upstream and every caller
+// sees it) or the tool's Routes (its VisibilityRoutes).
+type Access struct {
+	Local  bool
+	Routes []tool.Route
+}
+
+// MiddlewareOptions configures [Middleware]. A nil *MiddlewareOptions
+// selects the defaults.
+type MiddlewareOptions struct {
+	// Logger receives refusals (info), outages (warn) and wiring bugs
+	// (error). Bearers are never logged. nil selects [slog.Default].
+	Logger *slog.Logger
+}
+
+// Middleware returns the receiving middleware that decides which tools a
+// caller sees and may call. It reads the [Caller] from the context, so the
+// middleware that puts it there must run first:
+//
+//	server.AddReceivingMiddleware(withCaller, authz.Middleware(a, tools, nil))
+//
+// (in one call, the first middleware is the outermost; of separate calls,
+// the last one is). tools maps every tool name to its [Access]; it is
+// copied.
+//
+// tools/list: a tool is listed iff it is Local or the caller may reach at
+// least one of its routes. Each page costs one [Authorizer.AllowMany] over
+// the page's distinct routes. The result keeps the page's nextCursor and
+// carries cacheScope "private". It fails closed and never returns an
+// unfiltered list: without a caller in the context, or if the authorizer
+// answers unauthenticated, it is the JSON-RPC error -32600 "not
+// authenticated"; on an outage (or any other authorizer error) it is
+// -32603 "authorization service unavailable", the cause logged.
+//
+// tools/call: a tool the caller cannot see answers exactly like a tool
+// the server does not have (JSON-RPC -32602, `unknown tool "NAME"`), so
+// nothing tells a hidden tool from a missing one: a tool absent from
+// tools, a caller the authorizer denies every route of the tool or finds
+// unauthenticated, and a request without a caller in its context. An
+// outage answers an isError result "authorization service unavailable"
+// (the cause logged), like the upstream [Transport] does. Local tools are
+// called without asking the authorizer.
+//
+// Tools absent from tools are hidden. Middleware panics if a is nil or if
+// an entry is Local and has routes.
+func Middleware(a Authorizer, tools map[string]Access, opts *MiddlewareOptions) mcp.Middleware {
+	if a == nil {
+		panic("authz: Middleware: nil Authorizer")
+	}
+	g := &guard{a: a, tools: make(map[string]*toolAccess, len(tools))}
+	if opts != nil {
+		g.logger = opts.Logger
+	}
+	ids := map[tool.Route]int32{}
+	for name, acc := range tools {
+		if acc.Local && len(acc.Routes) > 0 {
+			panic(fmt.Sprintf("authz: Middleware: tool %q is Local and has routes", name))
+		}
+		ta := &toolAccess{local: acc.Local}
+		for _, r := range acc.Routes {
+			id, ok := ids[r]
+			if !ok {
+				id = int32(len(g.routes))
+				ids[r] = id
+				g.routes = append(g.routes, r)
+			}
+			ta.ids = append(ta.ids, id)
+			ta.routes = append(ta.routes, r)
+		}
+		g.tools[name] = ta
+	}
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "tools/list":
+				return g.list(ctx, next, method, req)
+			case "tools/call":
+				return g.call(ctx, next, method, req)
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+type guard struct {
+	a      Authorizer
+	tools  map[string]*toolAccess
+	routes []tool.Route // distinct routes of all tools, by id
+	logger *slog.Logger
+}
+
+type toolAccess struct {
+	local  bool
+	ids    []int32      // into guard.routes
+	routes []tool.Route // the same routes
+}
+
+func (g *guard) log() *slog.Logger {
+	if g.logger != nil {
+		return g.logger
+	}
+	return slog.Default()
+}
+
+func errNotAuthenticated() error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: textUnauthenticated}
+}
+
+func errOutage() error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: textOutage}
+}
+
+// errUnknownTool is the SDK's own answer to a call of a tool it does not
+// have (mcp.Server.callTool).
+func errUnknownTool(name string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+}
+
+func (g *guard) list(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	caller, ok := CallerFromContext(ctx)
+	if !ok {
+		g.log().ErrorContext(ctx, "authz: tools/list without a caller in the context: the server must put one there (authz.WithCaller); refused")
+		return nil, errNotAuthenticated()
+	}
+	res, err := next(ctx, method, req)
+	if err != nil {
+		return nil, err
+	}
+	lr, ok := res.(*mcp.ListToolsResult)
+	if !ok || lr == nil {
+		g.log().ErrorContext(ctx, "authz: tools/list returned an unexpected result; refused", slog.String("type", fmt.Sprintf("%T", res)))
+		return nil, errOutage()
+	}
+	// Ask once about the distinct routes of the page's mapped tools.
+	ask := make([]tool.Route, 0, len(lr.Tools))
+	var pos []int32 // route id → 1 + index into ask; 0: not asked
+	for _, t := range lr.Tools {
+		ta := g.tools[t.Name]
+		if ta == nil || ta.local {
+			continue
+		}
+		if pos == nil {
+			pos = make([]int32, len(g.routes))
+		}
+		for _, id := range ta.ids {
+			if pos[id] == 0 {
+				ask = append(ask, g.routes[id])
+				pos[id] = int32(len(ask))
+			}
+		}
+	}
+	var allowed []bool
+	if len(ask) > 0 {
+		allowed, err = g.a.AllowMany(ctx, caller, ask)
+		if err == nil && len(allowed) != len(ask) {
+			err = &OutageError{Err: fmt.Errorf("authz: AllowMany answered %d decisions for %d routes", len(allowed), len(ask))}
+		}
+		if err != nil {
+			var unauth *UnauthenticatedError
+			if errors.As(err, &unauth) {
+				g.log().InfoContext(ctx, "authz: tools/list refused: caller not authenticated", slog.Any("caller", caller), slog.String("reason", unauth.Reason))
+				return nil, errNotAuthenticated()
+			}
+			g.log().WarnContext(ctx, "authz: tools/list refused: authorization service unavailable", slog.Any("caller", caller), slog.String("cause", redact(err, caller)))
+			return nil, errOutage()
+		}
+	}
+	tools := make([]*mcp.Tool, 0, len(lr.Tools))
+	for _, t := range lr.Tools {
+		ta := g.tools[t.Name]
+		if ta == nil {
+			continue
+		}
+		visible := ta.local
+		for _, id := range ta.ids {
+			if allowed[pos[id]-1] {
+				visible = true
+				break
+			}
+		}
+		if visible {
+			tools = append(tools, t)
+		}
+	}
+	out := *lr
+	out.Tools = tools
+	out.CacheScope = "private"
+	return &out, nil
+}
+
+func (g *guard) call(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	cr, ok := req.(*mcp.CallToolRequest)
+	if !ok || cr.Params == nil {
+		g.log().ErrorContext(ctx, "authz: tools/call with an unexpected request; refused", slog.String("type", fmt.Sprintf("%T", req)))
+		return nil, errOutage()
+	}
+	name := cr.Params.Name
+	caller, ok := CallerFromContext(ctx)
+	if !ok {
+		g.log().ErrorContext(ctx, "authz: tools/call without a caller in the context: the server must put one there (authz.WithCaller); refused", slog.String("tool", name))
+		return nil, errUnknownTool(name)
+	}
+	ta := g.tools[name]
+	if ta == nil {
+		return nil, errUnknownTool(name)
+	}
+	if ta.local {
+		return next(ctx, method, req)
+	}
+	allowed, err := g.a.AllowMany(ctx, caller, ta.routes)
+	if err == nil && len(allowed) != len(ta.routes) {
+		err = &OutageError{Err: fmt.Errorf("authz: AllowMany answered %d decisions for %d routes", len(allowed), len(ta.routes))}
+	}
+	var unauth *UnauthenticatedError
+	switch {
+	case err == nil:
+		for _, ok := range allowed {
+			if ok {
+				return next(ctx, method, req)
+			}
+		}
+		g.log().InfoContext(ctx, "authz: tools/call refused: the caller may reach none of the tool's routes", slog.String("tool", name), slog.Any("caller", caller))
+		return nil, errUnknownTool(name)
+	case errors.As(err, &unauth):
+		g.log().InfoContext(ctx, "authz: tools/call refused: caller not authenticated", slog.String("tool", name), slog.Any("caller", caller), slog.String("reason", unauth.Reason))
+		return nil, errUnknownTool(name)
+	}
+	g.log().WarnContext(ctx, "authz: tools/call refused: authorization service unavailable", slog.String("tool", name), slog.Any("caller", caller), slog.String("cause", redact(err, caller)))
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: textOutage}}, IsError: true}, nil
+}

@@ -1,0 +1,173 @@
+package authz
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/toolroute/toolroute/tool"
+)
+
+// TransportOptions configures [TransportWithOptions]. A nil
+// *TransportOptions selects the defaults.
+type TransportOptions struct {
+	// Logger receives refusals (info), outages (warn) and configuration
+	// bugs (error). Bearers are never logged. nil selects [slog.Default].
+	Logger *slog.Logger
+}
+
+// Transport returns an [http.RoundTripper] for the upstream service
+// serviceKey that checks every request a tool sends before base sends it
+// (nil base selects [http.DefaultTransport]):
+//
+//   - the request must be made within a tool call: its context carries
+//     the [tool.Call] the registry puts there, and the [Caller];
+//   - its route, {"/"+serviceKey+req.URL.EscapedPath(), req.Method}, must
+//     [tool.Route.Match] one of the calling tool's declared routes. A
+//     request outside them is a configuration bug (the tool's declaration
+//     does not say what it does): refused and logged at error level;
+//   - the [Authorizer] must allow the caller that route.
+//
+// Nothing is sent otherwise. The request then goes out with the caller's
+// bearer as "Authorization: Bearer TOKEN" (a caller without a bearer
+// leaves the request's own Authorization header alone).
+//
+// A refused request fails with an error (which an [http.Client] wraps in a
+// [*net/url.Error]) that unwraps to a *[DeniedError] "not authorized
+// (insufficient_scope)", an *[UnauthenticatedError] "not authenticated" or
+// an *[OutageError] "authorization service unavailable"; [ToolError]
+// extracts it. A redirect to another host or scheme is refused too, so a
+// bearer never follows one.
+//
+// Transport panics if a is nil or serviceKey is not a single plain path
+// segment.
+func Transport(base http.RoundTripper, serviceKey string, a Authorizer) http.RoundTripper {
+	return TransportWithOptions(base, serviceKey, a, nil)
+}
+
+// TransportWithOptions is [Transport] with options.
+func TransportWithOptions(base http.RoundTripper, serviceKey string, a Authorizer, opts *TransportOptions) http.RoundTripper {
+	if a == nil {
+		panic("authz: Transport: nil Authorizer")
+	}
+	if serviceKey == "" || serviceKey == "." || serviceKey == ".." || strings.ContainsAny(serviceKey, "/?#%{} \t\r\n") {
+		panic(fmt.Sprintf("authz: Transport: service key %q is not a single plain path segment", serviceKey))
+	}
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	t := &transport{base: base, key: serviceKey, prefix: "/" + serviceKey, a: a}
+	if opts != nil {
+		t.logger = opts.Logger
+	}
+	return t
+}
+
+type transport struct {
+	base   http.RoundTripper
+	key    string
+	prefix string // "/" + key
+	a      Authorizer
+	logger *slog.Logger
+}
+
+func (t *transport) log() *slog.Logger {
+	if t.logger != nil {
+		return t.logger
+	}
+	return slog.Default()
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	caller, err := t.check(req)
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	if caller.Bearer != "" {
+		r2 := new(http.Request)
+		*r2 = *req
+		r2.Header = req.Header.Clone()
+		if r2.Header == nil {
+			r2.Header = http.Header{}
+		}
+		r2.Header.Set("Authorization", "Bearer "+caller.Bearer)
+		req = r2
+	}
+	return t.base.RoundTrip(req)
+}
+
+// check decides whether req may be sent, and returns the caller it is sent
+// for.
+func (t *transport) check(req *http.Request) (Caller, error) {
+	ctx := req.Context()
+	call := tool.CallFromContext(ctx)
+	if call == nil {
+		t.log().ErrorContext(ctx, "authz: upstream request outside a tool call (configuration bug: use this transport only from tool handlers, with their context); refused",
+			slog.String("service", t.key), slog.String("method", req.Method), slog.String("path", pathOf(req)))
+		return Caller{}, &DeniedError{Reason: "upstream request outside a tool call"}
+	}
+	if req.URL == nil || req.URL.Opaque != "" {
+		t.log().ErrorContext(ctx, "authz: upstream request with an opaque URL; refused", slog.String("tool", call.Tool), slog.String("service", t.key))
+		return Caller{}, &DeniedError{Reason: "opaque request URL"}
+	}
+	if prev := req.Response; prev != nil && prev.Request != nil && prev.Request.URL != nil &&
+		(prev.Request.URL.Host != req.URL.Host || prev.Request.URL.Scheme != req.URL.Scheme) {
+		t.log().WarnContext(ctx, "authz: upstream redirect to another host or scheme; refused", slog.String("tool", call.Tool), slog.String("service", t.key),
+			slog.String("from", prev.Request.URL.Scheme+"://"+prev.Request.URL.Host), slog.String("to", req.URL.Scheme+"://"+req.URL.Host))
+		return Caller{}, &DeniedError{Reason: "redirect to another host or scheme"}
+	}
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	route := tool.Route{URI: t.prefix + req.URL.EscapedPath(), Method: method}
+	declared := false
+	for _, r := range call.Routes {
+		if r.Match(method, route.URI) {
+			declared = true
+			break
+		}
+	}
+	caller, hasCaller := CallerFromContext(ctx)
+	if !declared {
+		t.log().ErrorContext(ctx, "authz: upstream request outside the tool's declared routes (configuration bug: declare the route in the tool's VisibilityRoutes); refused",
+			slog.String("tool", call.Tool), slog.String("service", t.key), slog.String("route", route.String()), slog.Any("declared", call.Routes))
+		return Caller{}, &DeniedError{Route: route, Subject: caller.Subject, Reason: fmt.Sprintf("route not declared by tool %q", call.Tool)}
+	}
+	if !hasCaller {
+		t.log().ErrorContext(ctx, "authz: upstream request without a caller in the context (the server must put one there); refused",
+			slog.String("tool", call.Tool), slog.String("route", route.String()))
+		return Caller{}, &UnauthenticatedError{Reason: "no caller in the context"}
+	}
+	err := t.a.Allow(ctx, caller, route)
+	if err == nil {
+		return caller, nil
+	}
+	var denied *DeniedError
+	var unauth *UnauthenticatedError
+	var outage *OutageError
+	switch {
+	case errors.As(err, &denied):
+		t.log().InfoContext(ctx, "authz: upstream request denied", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("reason", denied.Reason))
+		return Caller{}, denied
+	case errors.As(err, &unauth):
+		t.log().InfoContext(ctx, "authz: upstream request refused: caller not authenticated", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("reason", unauth.Reason))
+		return Caller{}, unauth
+	case !errors.As(err, &outage):
+		outage = &OutageError{Err: err}
+	}
+	t.log().WarnContext(ctx, "authz: upstream request refused: authorization service unavailable", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("cause", redact(outage, caller)))
+	return Caller{}, outage
+}
+
+func pathOf(req *http.Request) string {
+	if req.URL == nil {
+		return ""
+	}
+	return req.URL.EscapedPath()
+}

@@ -1,0 +1,313 @@
+package authz_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/tool"
+)
+
+// callCtx is the context of a call of a tool declaring routes, made by
+// caller (nil: none).
+func callCtx(caller *authz.Caller, routes ...tool.Route) context.Context {
+	ctx := tool.WithCall(context.Background(), &tool.Call{Tool: "t", ServiceKey: "catalog", Routes: routes})
+	if caller != nil {
+		ctx = authz.WithCaller(ctx, *caller)
+	}
+	return ctx
+}
+
+var alice = &authz.Caller{Subject: "alice", Roles: []string{"viewer", "editor"}, Bearer: secretBearer}
+
+// TestTransportRouteCheck sends raw request paths through Transport (with
+// a policy that allows everything of the catalog) and checks which reach
+// the upstream.
+func TestTransportRouteCheck(t *testing.T) {
+	up := newUpstream(t)
+	allowCatalog := mustPolicy(t, `[{"role": "viewer", "accessPolicies": [{"path": "^/catalog/", "methods": ["GET", "DELETE"], "effect": "allow"}]}]`)
+	declared := []tool.Route{catalog("GET", "/api/v1/items/{id}"), catalog("GET", "/api/v1/items"), catalog("DELETE", "/api/v1/items/{id}/tags/{tag}")}
+	client := &http.Client{Transport: authz.TransportWithOptions(up.Client().Transport, "catalog", allowCatalog, &authz.TransportOptions{Logger: slog.New(slog.DiscardHandler)})}
+	tests := []struct {
+		method, path string
+		sent         bool
+	}{
+		{"GET", "/api/v1/items", true},
+		{"GET", "/api/v1/items/42", true},
+		{"GET", "/api/v1/items/a%2Fb", true},
+		{"GET", "/api/v1/items/%2e", false}, // "." escaped
+		{"GET", "/api/v1/items/..", false},
+		{"GET", "/api/v1/items/.", false},
+		{"GET", "/api/v1/items/%2E%2E", false},
+		{"GET", "/api/v1/items/.%2e", false},
+		{"GET", "/api/v1/items/42/", false},
+		{"GET", "/api/v1/items//", false},
+		{"GET", "/api/v1/items/42/extra", false},
+		{"GET", "/api/v1/items/../../admin", false},
+		{"GET", "/api/v1/admin", false},
+		{"GET", "/api/v1/items/", false},
+		{"GET", "/api/v1/Items", false},
+		{"GET", "/API/v1/items", false},
+		{"GET", "/api/v1/items%2F42", false},
+		{"POST", "/api/v1/items", false},
+		{"DELETE", "/api/v1/items/42", false},
+		{"DELETE", "/api/v1/items/42/tags/red", true},
+		{"DELETE", "/api/v1/items/42/tags/..", false},
+		{"DELETE", "/api/v1/items/../tags/red", false},
+		{"GET", "/catalog/api/v1/items", false}, // the service prefix is added, not expected
+		{"GET", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			before := len(up.sends())
+			req, err := http.NewRequestWithContext(callCtx(alice, declared...), tt.method, up.URL+tt.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := client.Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			sent := len(up.sends()) > before
+			if sent != tt.sent {
+				t.Errorf("sent = %v, want %v (err %v)", sent, tt.sent, err)
+			}
+			if !tt.sent {
+				var d *authz.DeniedError
+				if !errors.As(err, &d) {
+					t.Errorf("error %v is not a *DeniedError", err)
+				}
+			} else if err != nil {
+				t.Errorf("allowed request failed: %v", err)
+			}
+		})
+	}
+}
+
+func TestTransportErrors(t *testing.T) {
+	proxy := newRBACProxy(t, testPolicy(t), testRoles)
+	up := newUpstream(t)
+	items := catalog("GET", "/api/v1/items/{id}")
+	tests := []struct {
+		name     string
+		ctx      context.Context
+		status   int32 // the proxy's forced status
+		path     string
+		wantText string
+		wantType any
+	}{
+		{"denied", callCtx(alice, items), 0, "/api/v1/items/forbidden", "not authorized (insufficient_scope)", &authz.DeniedError{}},
+		{"outage", callCtx(alice, items), 500, "/api/v1/items/1", "authorization service unavailable", &authz.OutageError{}},
+		{"unauthenticated", callCtx(&authz.Caller{Subject: "alice"}, items), 0, "/api/v1/items/1", "not authenticated", &authz.UnauthenticatedError{}},
+		{"refused credential", callCtx(&authz.Caller{Subject: "alice", Bearer: "forged"}, items), 0, "/api/v1/items/1", "not authenticated", &authz.UnauthenticatedError{}},
+		{"no caller", callCtx(nil, items), 0, "/api/v1/items/1", "not authenticated", &authz.UnauthenticatedError{}},
+		{"no call", authz.WithCaller(context.Background(), *alice), 0, "/api/v1/items/1", "not authorized (insufficient_scope)", &authz.DeniedError{}},
+		{"undeclared", callCtx(alice, items), 0, "/api/v1/other", "not authorized (insufficient_scope)", &authz.DeniedError{}},
+		{"local tool", tool.WithCall(authz.WithCaller(context.Background(), *alice), &tool.Call{Tool: "about", Local: true}), 0, "/api/v1/items/1", "not authorized (insufficient_scope)", &authz.DeniedError{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			proxy.status.Store(tt.status)
+			defer proxy.status.Store(0)
+			logs := &syncBuffer{}
+			client := &http.Client{Transport: authz.TransportWithOptions(up.Client().Transport, "catalog", proxy.auth(),
+				&authz.TransportOptions{Logger: slog.New(slog.NewJSONHandler(logs, nil))})}
+			body := &closeCounter{Reader: strings.NewReader("payload")}
+			req, err := http.NewRequestWithContext(tt.ctx, "GET", up.URL+tt.path, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := client.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatal("request sent")
+			}
+			var ue *url.Error
+			if !errors.As(err, &ue) {
+				t.Errorf("client error %T is not a *url.Error", err)
+			}
+			got := authz.ToolError(err)
+			if got.Error() != tt.wantText {
+				t.Errorf("ToolError(err) = %q, want %q", got, tt.wantText)
+			}
+			if !strings.HasSuffix(err.Error(), ": "+tt.wantText) {
+				t.Errorf("client error %q does not end in %q", err, tt.wantText)
+			}
+			if diff := cmp.Diff(typeOf(tt.wantType), typeOf(got)); diff != "" {
+				t.Errorf("error type (-want +got):\n%s", diff)
+			}
+			if body.closed.Load() == 0 {
+				t.Error("request body not closed")
+			}
+			if s := up.sends(); len(s) != 0 {
+				t.Errorf("upstream received %q", s)
+			}
+			if strings.Contains(logs.String(), secretBearer) {
+				t.Errorf("the bearer was logged:\n%s", logs)
+			}
+			if logs.String() == "" {
+				t.Error("the refusal was not logged")
+			}
+		})
+	}
+}
+
+func typeOf(v any) string {
+	switch v.(type) {
+	case *authz.DeniedError:
+		return "*authz.DeniedError"
+	case *authz.UnauthenticatedError:
+		return "*authz.UnauthenticatedError"
+	case *authz.OutageError:
+		return "*authz.OutageError"
+	}
+	return "other"
+}
+
+type closeCounter struct {
+	io.Reader
+	closed atomic.Int32
+}
+
+func (c *closeCounter) Close() error { c.closed.Add(1); return nil }
+
+func TestTransportForwardsBearer(t *testing.T) {
+	up := newUpstream(t)
+	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", authz.AllowAll())}
+	items := catalog("GET", "/api/v1/items")
+	for _, tt := range []struct {
+		name   string
+		caller authz.Caller
+		own    string // the request's own Authorization header
+		want   string
+	}{
+		{"caller's bearer", *alice, "", "Bearer " + secretBearer},
+		{"replaces the request's own", *alice, "Bearer tool-chosen", "Bearer " + secretBearer},
+		{"no bearer leaves the request's own", authz.Caller{Subject: "svc"}, "Basic abc", "Basic abc"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(callCtx(&tt.caller, items), "GET", up.URL+"/api/v1/items", nil)
+			if tt.own != "" {
+				req.Header.Set("Authorization", tt.own)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			up.mu.Lock()
+			got := up.bearers[len(up.bearers)-1]
+			up.mu.Unlock()
+			if got != tt.want {
+				t.Errorf("upstream Authorization = %q, want %q", got, tt.want)
+			}
+			if tt.own != "" && req.Header.Get("Authorization") != tt.own {
+				t.Error("Transport modified the caller's request")
+			}
+		})
+	}
+}
+
+// A redirect to another host must not take the bearer along.
+func TestTransportRefusesCrossHostRedirect(t *testing.T) {
+	evil := newUpstream(t)
+	up := httptest.NewServer(http.RedirectHandler(evil.URL+"/api/v1/items", http.StatusFound))
+	defer up.Close()
+	client := &http.Client{Transport: authz.TransportWithOptions(nil, "catalog", authz.AllowAll(), &authz.TransportOptions{Logger: slog.New(slog.DiscardHandler)})}
+	req, _ := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", up.URL+"/api/v1/items", nil)
+	resp, err := client.Do(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("redirect to another host followed")
+	}
+	var d *authz.DeniedError
+	if !errors.As(err, &d) || d.Reason != "redirect to another host or scheme" {
+		t.Errorf("err = %v", err)
+	}
+	if s := evil.sends(); len(s) != 0 {
+		t.Errorf("the other host received %q", s)
+	}
+}
+
+func TestTransportRefusesOpaqueURL(t *testing.T) {
+	up := newUpstream(t)
+	client := &http.Client{Transport: authz.TransportWithOptions(up.Client().Transport, "catalog", authz.AllowAll(), &authz.TransportOptions{Logger: slog.New(slog.DiscardHandler)})}
+	req, _ := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", up.URL+"/api/v1/items", nil)
+	req.URL.Opaque = "//" + req.URL.Host + "/api/v1/admin"
+	req.URL.Path = "/api/v1/items"
+	resp, err := client.Do(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("opaque request sent")
+	}
+	if s := up.sends(); len(s) != 0 {
+		t.Errorf("upstream received %q", s)
+	}
+}
+
+func TestTransportPanics(t *testing.T) {
+	for _, key := range []string{"", ".", "..", "a/b", "a b", "a%2F"} {
+		want := `authz: Transport: service key "` + key + `" is not a single plain path segment`
+		if got := panicValue(func() { authz.Transport(nil, key, authz.AllowAll()) }); got != want {
+			t.Errorf("key %q: panic %v, want %q", key, got, want)
+		}
+	}
+	if got := panicValue(func() { authz.Transport(nil, "catalog", nil) }); got != "authz: Transport: nil Authorizer" {
+		t.Errorf("nil authorizer: panic %v", got)
+	}
+}
+
+// FuzzTransportRouteCheck sends arbitrary paths through Transport and
+// checks that whatever reached the upstream falls under a declared route
+// and has no dot segment.
+func FuzzTransportRouteCheck(f *testing.F) {
+	for _, s := range []string{"/api/v1/items/42", "/api/v1/items/..", "/api/v1/items/%2e%2E", "/api/v1/items/a%2Fb", "/api/v1/items/42/tags/x", "/api/v1/items/42/../../admin", "//api/v1/items", "/api/v1/items/%zz", "/api/v1/items/a;b", "/api/v1/items/%00"} {
+		f.Add(s)
+	}
+	var got atomic.Pointer[string]
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.EscapedPath()
+		got.Store(&p)
+	}))
+	defer up.Close()
+	declared := []tool.Route{catalog("GET", "/api/v1/items/{id}"), catalog("GET", "/api/v1/items/{id}/tags/{tag}")}
+	client := &http.Client{Transport: authz.TransportWithOptions(up.Client().Transport, "catalog", authz.AllowAll(), &authz.TransportOptions{Logger: slog.New(slog.DiscardHandler)})}
+	f.Fuzz(func(t *testing.T, path string) {
+		req, err := http.NewRequestWithContext(callCtx(alice, declared...), "GET", up.URL+path, nil)
+		if err != nil || req.URL.Host != strings.TrimPrefix(up.URL, "http://") {
+			return
+		}
+		got.Store(nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return
+		}
+		resp.Body.Close()
+		p := got.Load()
+		if p == nil {
+			t.Fatalf("%q: no request reached the upstream", path)
+		}
+		ok := false
+		for _, r := range declared {
+			ok = ok || r.Match("GET", "/catalog"+*p)
+		}
+		if !ok {
+			t.Fatalf("%q reached the upstream as %q, outside the declared routes", path, *p)
+		}
+		for _, seg := range strings.Split(*p, "/")[1:] {
+			if u, _ := url.PathUnescape(seg); u == "." || u == ".." || seg == "" {
+				t.Fatalf("%q reached the upstream as %q, with segment %q", path, *p, seg)
+			}
+		}
+	})
+}
