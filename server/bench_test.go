@@ -1,0 +1,140 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/registry"
+	"github.com/toolroute/toolroute/server"
+	"github.com/toolroute/toolroute/server/servertest"
+	"github.com/toolroute/toolroute/tool"
+)
+
+type benchArgs struct {
+	Text  string `json:"text"`
+	Count int    `json:"count"`
+}
+
+type benchOut struct {
+	Text  string `json:"text"`
+	Count int    `json:"count"`
+}
+
+func benchEcho(_ context.Context, in benchArgs) benchOut { return benchOut(in) }
+
+// BenchmarkCallHTTP compares one typed tools/call over stateless HTTP
+// through server.New's whole chain (caller from a verified token, call
+// log, deadline, authz guard, registry wrapper) with a raw go-sdk server
+// (mcp.AddTool) behind the same streamable HTTP handler options.
+func BenchmarkCallHTTP(b *testing.B) {
+	args := map[string]any{"text": "hello", "count": 3}
+
+	b.Run("raw", func(b *testing.B) {
+		runCalls(b, rawHandler(), "", args)
+	})
+	b.Run("toolroute", func(b *testing.B) {
+		runCalls(b, toolrouteHandler(b), "bench-token", args)
+	})
+	// paired alternates the two, call by call, so that both see the same
+	// machine load; it reports each one's median call time and their
+	// ratio (robust to the pauses of a shared machine).
+	b.Run("paired", func(b *testing.B) {
+		raw := httptest.NewServer(rawHandler())
+		defer raw.Close()
+		tr := httptest.NewServer(toolrouteHandler(b))
+		defer tr.Close()
+		rawCS := servertest.ConnectHTTP(b, raw.URL+"/mcp", "", nil)
+		trCS := servertest.ConnectHTTP(b, tr.URL+"/mcp", "bench-token", nil)
+		ctx := context.Background()
+		params := &mcp.CallToolParams{Name: "echo", Arguments: args}
+		var rawTimes, trTimes []time.Duration
+		timed := func(cs *mcp.ClientSession) time.Duration {
+			start := time.Now()
+			res, err := cs.CallTool(ctx, params)
+			if err != nil || res.IsError {
+				b.Fatalf("call: %v %v", err, res)
+			}
+			return time.Since(start)
+		}
+		for b.Loop() {
+			if len(rawTimes)%2 == 0 {
+				rawTimes = append(rawTimes, timed(rawCS))
+				trTimes = append(trTimes, timed(trCS))
+			} else {
+				trTimes = append(trTimes, timed(trCS))
+				rawTimes = append(rawTimes, timed(rawCS))
+			}
+		}
+		rawMedian, trMedian := median(rawTimes), median(trTimes)
+		b.ReportMetric(float64(rawMedian.Nanoseconds()), "raw-ns/call")
+		b.ReportMetric(float64(trMedian.Nanoseconds()), "toolroute-ns/call")
+		b.ReportMetric(float64(trMedian)/float64(rawMedian), "ratio")
+	})
+}
+
+// median returns the median of ds (which it sorts).
+func median(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+// rawHandler serves the echo tool from a raw go-sdk server at /mcp.
+func rawHandler() http.Handler {
+	s := mcp.NewServer(&mcp.Implementation{Name: "raw", Version: "1"}, nil)
+	in, _ := tool.SchemaFor[benchArgs]()
+	out, _ := tool.SchemaFor[benchOut]()
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo.", InputSchema: in, OutputSchema: out},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a benchArgs) (*mcp.CallToolResult, benchOut, error) {
+			return nil, benchEcho(ctx, a), nil
+		})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}))
+	return mux
+}
+
+// toolrouteHandler serves the echo tool, declared as a mapped tool, from
+// server.New through an HTTPServer's handler.
+func toolrouteHandler(b *testing.B) http.Handler {
+	r := registry.New[struct{}]()
+	r.Register(tool.Tool[struct{}]{
+		Name: "echo", Description: "Echo.", Behaviour: behaviour.ReadOnly,
+		ServiceKey: "bench", VisibilityRoutes: []tool.Route{tool.ServiceRoute("bench", "GET", "/echo")},
+		Handler: tool.Handle(func(ctx context.Context, _ struct{}, _ *mcp.CallToolRequest, a benchArgs) (benchOut, error) {
+			return benchEcho(ctx, a), nil
+		}),
+	})
+	s, err := server.New(server.Options{Authorizer: authz.AllowAll(), Logger: discardLogger}, server.Install(r, struct{}{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(map[string]authz.Caller{"bench-token": {Subject: "bench"}})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return hs.Handler()
+}
+
+// runCalls serves h (which answers at /mcp) on a loopback server and
+// times calls of "echo" by one client.
+func runCalls(b *testing.B, h http.Handler, token string, args map[string]any) {
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	cs := servertest.ConnectHTTP(b, ts.URL+"/mcp", token, nil)
+	ctx := context.Background()
+	params := &mcp.CallToolParams{Name: "echo", Arguments: args}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil || res.IsError {
+			b.Fatalf("call: %v %v", err, res)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+// Package server builds MCP servers from registries and serves them over
+// streamable HTTP and stdio, with or without fx.
+//
+// # Without fx
+//
+// [New] builds an *mcp.Server from [Installer]s, one per registry
+// ([Install] makes one from a registry and its dependency container):
+//
+//	s, err := server.New(server.Options{Authorizer: policy},
+//		server.Install(tools.Registry, deps),
+//		server.Install(admin.Registry, adminDeps), // another container type
+//	)
+//
+// [Options.Authorizer] is required: New fails closed without one (use
+// authz.AllowAll() to allow everything explicitly). Two installers adding
+// a tool of the same name fail New, naming the tool.
+//
+// Serve s over HTTP with [NewHTTPServer] (or mount [HTTPHandler]
+// yourself), over stdio with [ServeStdio] or [ServeIO], or connect
+// in-memory transports to it (the servertest package does, for tests). One
+// server may serve several transports at once.
+//
+// # With fx
+//
+// [Module] builds the server from the fx graph. The application supplies
+// [Options], adds registries with [Tools] (their containers come from the
+// graph), provides one [Service] per upstream service key the tools
+// need ([ProvideService]), and picks transports:
+//
+//	fx.New(
+//		server.Module,
+//		fx.Supply(server.Options{Authorizer: policy}),
+//		fx.Provide(NewDeps),
+//		server.Tools(tools.Registry),
+//		server.ProvideService(NewCatalogService), // func(...) server.Service
+//		server.HTTP(*addr, server.HTTPOptions{Verifier: verifier}),
+//	).Run()
+//
+// A tool whose service key no Service provides, duplicate tool names and
+// duplicate service keys fail the application before it starts, naming
+// the tool and the key; every Service is warmed on start, and a failing
+// warm-up fails the start. Extra hooks come from [Options.Middleware] and
+// the [HooksGroup] value group ([ProvideHook]), sorted by name.
+//
+// # Callers
+//
+// Every request carries an authz.Caller in its context, which the
+// authorization middleware, the handlers and authz's upstream transport
+// read with authz.CallerFromContext. Over HTTP, the caller comes from the
+// request's bearer token through [HTTPOptions.Verifier] (a
+// [TokenVerifier]; [StaticTokens] for demos): a missing or unknown token
+// is answered with HTTP 401, and the caller keeps the token as its Bearer
+// for forwarding upstream. On stdio and in-memory transports, the caller
+// is [Options.Caller], unless the context given to Connect carries one.
+//
+// # Calls
+//
+// Every tools/call runs under a deadline ([Options.CallTimeout], 30 s by
+// default) and is logged once to [Options.Logger]: the tool, the caller's
+// subject, the outcome ([OutcomeOK], [OutcomeToolError], [OutcomeDenied],
+// [OutcomePanic], [OutcomeCancelled], ...) and the duration. Bearer
+// tokens are never logged. Panics in handlers and middleware are
+// recovered and reported to [Options.OnError].
+//
+// # HTTP
+//
+// The HTTP endpoint is stateless by default (MCP 2026-07-28 and older
+// clients; replicas behind any load balancer share nothing), cancels a
+// call's handler when its request ends, and limits request bodies
+// ([HTTPOptions.MaxRequestBodyBytes]); [HTTPOptions.Stateful] selects
+// sessions instead. [HTTPServer] adds /healthz (live) and /readyz (ready
+// once warm, 503 while draining).
+//
+// # Shutdown
+//
+// Stopping an fx application (or [HTTPServer.Shutdown]) stops accepting
+// requests and calls, lets in-flight calls finish within
+// [Options.ShutdownTimeout], then cancels them: their context's cause is
+// [ErrShuttingDown].
+package server

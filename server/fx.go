@@ -1,0 +1,379 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/fx"
+
+	"github.com/toolroute/toolroute/registry"
+)
+
+// The value groups [Module] consumes. Use them in fx.ResultTags or
+// `group:"..."` tags, or through [ProvideService] and [ProvideHook].
+const (
+	// InstallersGroup collects [Installer]s ([Tools] adds to it).
+	InstallersGroup = "toolroute.installers"
+	// ServicesGroup collects [Service]s.
+	ServicesGroup = "toolroute.services"
+	// HooksGroup collects [Hook]s.
+	HooksGroup = "toolroute.hooks"
+)
+
+// Module builds the application's MCP server under fx. It needs an
+// [Options] value from the application (fx.Supply(server.Options{...}),
+// or a constructor returning one), takes [Installer]s from [Tools],
+// [Service]s and [Hook]s from their value groups, and provides the
+// *mcp.Server. Transports are separate options: [HTTP], [Stdio].
+//
+// Building fails (fx.New and Start report the error) when two registries
+// add a tool of the same name, when a tool needs a service key no
+// Service provides (the message names the tool and the key), or when two
+// Services share a key. On start every Service is warmed (concurrently,
+// bounded by [Options.WarmTimeout]); a failing warm-up fails the start.
+// Until warm-up is done, the [HTTP] transport's /readyz answers 503.
+var Module = fx.Module("toolroute.server",
+	fx.Provide(newRuntime),
+	// Builds the server even if no transport asks for it, so that a broken
+	// configuration never starts.
+	fx.Invoke(warmOnStart),
+)
+
+// Service is an upstream service the tools call, identified by the
+// ServiceKey tools declare. Every key a registered tool needs must have
+// exactly one Service; its Warm (optional) runs on start, to open
+// connections, fetch discovery documents or check the service is there.
+type Service struct {
+	// Key is the service key, as in tool.Tool.ServiceKey.
+	Key string
+	// Warm prepares the service. nil means nothing to warm. It must
+	// respect ctx's deadline.
+	Warm func(ctx context.Context) error
+}
+
+// Hook is a named receiving middleware contributed through fx (the
+// [HooksGroup] value group). Hooks run after [Options.Middleware], sorted
+// by Name (value groups have no order); names must be distinct.
+type Hook struct {
+	// Name orders the hooks and must be unique.
+	Name string
+	// Middleware is the hook itself. Required.
+	Middleware mcp.Middleware
+}
+
+// Tools adds reg's tools to the server of [Module], served with the
+// container C resolved from the fx graph (provide or supply it). Several
+// registries, of the same or different container types, may be added;
+// their tool names must not collide.
+func Tools[C any](reg *registry.Registry[C]) fx.Option {
+	if reg == nil {
+		panic("server: Tools of a nil registry")
+	}
+	return fx.Provide(fx.Annotate(
+		func(deps C) Installer { return Install(reg, deps) },
+		fx.ResultTags(`group:"`+InstallersGroup+`"`),
+	))
+}
+
+// ProvideService adds the [Service] returned by constructor (a function
+// returning Service, and optionally an error, whose parameters come from
+// the fx graph) to the [ServicesGroup].
+func ProvideService(constructor any) fx.Option {
+	return fx.Provide(fx.Annotate(constructor, fx.ResultTags(`group:"`+ServicesGroup+`"`)))
+}
+
+// ProvideHook adds the [Hook] returned by constructor to the [HooksGroup].
+func ProvideHook(constructor any) fx.Option {
+	return fx.Provide(fx.Annotate(constructor, fx.ResultTags(`group:"`+HooksGroup+`"`)))
+}
+
+// runtime is the module's server and its state, shared with the
+// transports.
+type runtime struct {
+	server   *mcp.Server
+	opts     Options
+	services map[string]Service
+	ready    atomic.Bool // every service warmed
+}
+
+type moduleParams struct {
+	fx.In
+	Options    Options
+	Installers []Installer `group:"toolroute.installers"`
+	Services   []Service   `group:"toolroute.services"`
+	Hooks      []Hook      `group:"toolroute.hooks"`
+}
+
+type moduleResult struct {
+	fx.Out
+	Server  *mcp.Server
+	Runtime *runtime
+}
+
+func newRuntime(p moduleParams) (moduleResult, error) {
+	services, err := checkServices(p.Services)
+	if err != nil {
+		return moduleResult{}, err
+	}
+	hooks := slices.SortedFunc(slices.Values(p.Hooks), func(a, b Hook) int { return strings.Compare(a.Name, b.Name) })
+	opts := p.Options
+	opts.Middleware = slices.Clone(opts.Middleware)
+	for i, h := range hooks {
+		if h.Middleware == nil {
+			return moduleResult{}, fmt.Errorf("server: hook %q has no Middleware", h.Name)
+		}
+		if i > 0 && hooks[i-1].Name == h.Name {
+			return moduleResult{}, fmt.Errorf("server: duplicate hook name %q", h.Name)
+		}
+		opts.Middleware = append(opts.Middleware, h.Middleware)
+	}
+	// Value groups have no order: install in the order of the installers'
+	// first tool names, so that the server is the same on every run.
+	installs := slices.Clone(p.Installers)
+	slices.SortStableFunc(installs, func(a, b Installer) int { return strings.Compare(firstName(a), firstName(b)) })
+	tools, err := collect(installs)
+	if err != nil {
+		return moduleResult{}, err
+	}
+	var missing []error
+	for _, t := range tools {
+		if t.ServiceKey == "" {
+			continue
+		}
+		if _, ok := services[t.ServiceKey]; !ok {
+			missing = append(missing, fmt.Errorf("server: tool %q needs service %q, but no server.Service has that key (provide one with server.ProvideService)", t.Name, t.ServiceKey))
+		}
+	}
+	if err := errors.Join(missing...); err != nil {
+		return moduleResult{}, err
+	}
+	s, err := New(opts, installs...)
+	if err != nil {
+		return moduleResult{}, err
+	}
+	return moduleResult{Server: s, Runtime: &runtime{server: s, opts: opts, services: services}}, nil
+}
+
+type warmParams struct {
+	fx.In
+	Lifecycle fx.Lifecycle
+	Runtime   *runtime
+	// The HTTP server, if any, is built first so that it listens (and
+	// answers /healthz, and /readyz with 503) while the services warm.
+	HTTP *HTTPServer `optional:"true"`
+}
+
+// warmOnStart warms every service on start, and then reports ready.
+func warmOnStart(p warmParams) {
+	rt := p.Runtime
+	p.Lifecycle.Append(fx.Hook{OnStart: func(ctx context.Context) error {
+		if err := warm(ctx, rt.opts.warmTimeout(), rt.services); err != nil {
+			return err
+		}
+		rt.ready.Store(true)
+		return nil
+	}})
+}
+
+func firstName(in Installer) string {
+	if in == nil {
+		return ""
+	}
+	if t := in.Tools(); len(t) > 0 {
+		return t[0].Name
+	}
+	return ""
+}
+
+// checkServices indexes services by key, refusing empty and duplicate
+// keys.
+func checkServices(list []Service) (map[string]Service, error) {
+	m := make(map[string]Service, len(list))
+	var errs []error
+	for _, s := range slices.SortedFunc(slices.Values(list), func(a, b Service) int { return cmp.Compare(a.Key, b.Key) }) {
+		switch _, dup := m[s.Key]; {
+		case s.Key == "":
+			errs = append(errs, errors.New("server: a server.Service has an empty Key"))
+		case dup:
+			errs = append(errs, fmt.Errorf("server: two server.Services have the key %q", s.Key))
+		}
+		m[s.Key] = s
+	}
+	return m, errors.Join(errs...)
+}
+
+// warm warms every service concurrently within timeout, and reports every
+// failure, sorted by key.
+func warm(ctx context.Context, timeout time.Duration, services map[string]Service) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range services {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	errs := make([]error, len(keys))
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		if services[k].Warm == nil {
+			continue
+		}
+		wg.Go(func() {
+			if err := services[k].Warm(ctx); err != nil {
+				errs[i] = fmt.Errorf("server: warming service %q: %w", k, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// stopContext bounds an fx stop context by the shutdown timeout.
+func (rt *runtime) stopContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, rt.opts.shutdownTimeout())
+}
+
+// HTTP serves the [Module]'s server over streamable HTTP on addr (for
+// instance "127.0.0.1:8080"; ":0" picks a free port) from start to stop,
+// with the endpoint at opts.Path (default /mcp), /healthz and /readyz.
+// The listener opens before the services warm: /readyz answers 503 until
+// every service is warm (opts.Ready, if set, must agree too). It provides
+// the *HTTPServer (read its Addr). opts.Logger and opts.OnError default to
+// the Options' ones.
+//
+// On stop, /readyz answers 503, the listener closes, and in-flight calls
+// get [Options.ShutdownTimeout] to finish before they are cancelled.
+func HTTP(addr string, opts HTTPOptions) fx.Option {
+	return fx.Options(
+		fx.Provide(func(lc fx.Lifecycle, rt *runtime) (*HTTPServer, error) {
+			if opts.Logger == nil {
+				opts.Logger = rt.opts.Logger
+			}
+			if opts.OnError == nil {
+				opts.OnError = rt.opts.OnError
+			}
+			if ready := opts.Ready; ready != nil {
+				opts.Ready = func() bool { return rt.ready.Load() && ready() }
+			} else {
+				opts.Ready = rt.ready.Load
+			}
+			hs, err := NewHTTPServer(rt.server, opts)
+			if err != nil {
+				return nil, err
+			}
+			lc.Append(fx.Hook{
+				OnStart: func(context.Context) error {
+					if err := hs.Start(addr); err != nil {
+						return err
+					}
+					rt.opts.logger().Info("toolroute: serving MCP over HTTP", slog.String("url", hs.URL()))
+					return nil
+				},
+				OnStop: func(ctx context.Context) error {
+					ctx, cancel := rt.stopContext(ctx)
+					defer cancel()
+					if err := hs.Shutdown(ctx); err != nil {
+						rt.opts.logger().Warn("toolroute: in-flight calls cancelled at shutdown", slog.Any("error", err))
+					}
+					return nil
+				},
+			})
+			return hs, nil
+		}),
+		fx.Invoke(func(*HTTPServer) {}),
+	)
+}
+
+// Stdio serves the [Module]'s server over standard input and output from
+// start to stop; callers are [Options.Caller]. When the client closes
+// standard input, the application shuts down. On stop, new calls are
+// refused and in-flight calls get [Options.ShutdownTimeout] to finish
+// before they are cancelled.
+func Stdio() fx.Option {
+	return StdioIO(os.Stdin, os.Stdout)
+}
+
+// StdioIO is [Stdio] over r and w (tests use pipes).
+func StdioIO(r io.ReadCloser, w io.WriteCloser) fx.Option {
+	return fx.Invoke(func(lc fx.Lifecycle, sd fx.Shutdowner, rt *runtime) {
+		d := newDrain()
+		t := &countingTransport{base: &mcp.IOTransport{Reader: r, Writer: w}}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		lc.Append(fx.Hook{
+			OnStart: func(context.Context) error {
+				go func() {
+					defer close(done)
+					err := serveIO(ctx, rt.server, t, d)
+					if ctx.Err() != nil {
+						return // stopped by OnStop
+					}
+					if err != nil {
+						rt.opts.reportError("toolroute: stdio session failed", err)
+					}
+					// The client went away: nothing left to serve.
+					if err := sd.Shutdown(); err != nil {
+						rt.opts.logger().Error("toolroute: shutdown after the stdio client left", slog.Any("error", err))
+					}
+				}()
+				return nil
+			},
+			OnStop: func(fxCtx context.Context) error {
+				defer cancel()
+				// Refuse new calls, and let in-flight calls finish and be
+				// answered within the shutdown timeout, or cancel them. A
+				// session that ended already answers nothing more.
+				d.close()
+				stopCtx, stopCancel := rt.stopContext(fxCtx)
+				defer stopCancel()
+				if err := t.answered(untilClosed(stopCtx, done)); err != nil && !isClosed(done) {
+					rt.opts.logger().Warn("toolroute: in-flight calls cancelled at shutdown", slog.Any("error", err))
+					d.cancel()
+					t.answered(untilClosed(fxCtx, done))
+				}
+				cancel() // close the session
+				select {
+				case <-done:
+				case <-fxCtx.Done():
+				}
+				return nil
+			},
+		})
+	})
+}
+
+// untilClosed returns a context that ends with ctx or when done is
+// closed.
+func untilClosed(ctx context.Context, done <-chan struct{}) context.Context {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		defer cancel()
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}()
+	return ctx
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}

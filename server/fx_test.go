@@ -1,0 +1,320 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
+
+	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/server"
+	"github.com/toolroute/toolroute/server/servertest"
+)
+
+// thingsService provides the "things" service the test registry needs.
+func thingsService(warm func(context.Context) error) fx.Option {
+	return server.ProvideService(func() server.Service { return server.Service{Key: "things", Warm: warm} })
+}
+
+func TestFxHTTP(t *testing.T) {
+	sink, logger := newLogSink()
+	d := newDeps("fx")
+	warming, warmed := make(chan struct{}), make(chan struct{})
+	var hs *server.HTTPServer
+	app := fxtest.New(t,
+		fx.NopLogger,
+		server.Module,
+		fx.Supply(server.Options{Authorizer: adminOnly{}, Logger: logger}, d, otherDeps{prefix: "+"}),
+		server.Tools(testRegistry()),
+		server.Tools(otherRegistry("plus")),
+		thingsService(func(context.Context) error { close(warming); <-warmed; return nil }),
+		server.HTTP("127.0.0.1:0", server.HTTPOptions{Verifier: server.StaticTokens(testTokens)}),
+		fx.Populate(&hs),
+	)
+	// Before start: built, not listening, not ready.
+	if hs.Addr() != "" {
+		t.Errorf("listening before start on %s", hs.Addr())
+	}
+	waitStatus(t, hs.Handler(), "/readyz", http.StatusServiceUnavailable)
+	started := make(chan struct{})
+	go func() { defer close(started); app.RequireStart() }()
+	// While the services warm: listening, live, not ready.
+	<-warming
+	get := func(path string) int {
+		resp, err := http.Get("http://" + hs.Addr() + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := get("/healthz"); got != http.StatusOK {
+		t.Errorf("/healthz while warming = %d, want 200", got)
+	}
+	if got := get("/readyz"); got != http.StatusServiceUnavailable {
+		t.Errorf("/readyz while warming = %d, want 503", got)
+	}
+	close(warmed)
+	<-started
+	if got := get("/readyz"); got != http.StatusOK {
+		t.Errorf("/readyz after start = %d, want 200", got)
+	}
+
+	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
+	if diff := cmp.Diff([]string{"boom", "echo", "fail", "get_thing", "plus", "wait", "whoami"}, toolNames(t, cs)); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if got := structured[echoOut](t, call(t, cs, "plus", map[string]any{"text": "1"})).Text; got != "+1" {
+		t.Errorf("plus = %q", got)
+	}
+	if got := structured[whoamiOut](t, call(t, cs, "whoami", nil)); got.Subject != "alice" || got.Server != "fx" {
+		t.Errorf("whoami = %+v", got)
+	}
+	app.RequireStop()
+	if recs := sink.calls(t); len(recs) != 2 {
+		t.Errorf("%d call records, want 2", len(recs))
+	}
+	if strings.Contains(sink.String(), secretToken) {
+		t.Errorf("the bearer appears in the log:\n%s", sink)
+	}
+}
+
+// newApp builds an fx app without failing the test on errors.
+func newApp(opts ...fx.Option) *fx.App {
+	return fx.New(append([]fx.Option{fx.NopLogger, server.Module}, opts...)...)
+}
+
+func TestFxStartFailures(t *testing.T) {
+	base := fx.Supply(server.Options{Authorizer: authz.AllowAll()}, newDeps("fx"), otherDeps{})
+	tests := []struct {
+		name string
+		opts []fx.Option
+		want []string
+	}{
+		{
+			name: "missing service",
+			opts: []fx.Option{base, server.Tools(testRegistry())},
+			want: []string{`tool "get_thing"`, `service "things"`},
+		},
+		{
+			name: "warm failure",
+			opts: []fx.Option{base, server.Tools(testRegistry()), thingsService(func(context.Context) error { return errors.New("things is down") })},
+			want: []string{`warming service "things"`, "things is down"},
+		},
+		{
+			name: "duplicate tool names across registries",
+			opts: []fx.Option{base, server.Tools(testRegistry()), server.Tools(otherRegistry("whoami")), thingsService(nil)},
+			want: []string{`duplicate tool name "whoami"`},
+		},
+		{
+			name: "same registry twice",
+			opts: []fx.Option{base, server.Tools(otherRegistry("x")), server.Tools(otherRegistry("x"))},
+			want: []string{`duplicate tool name "x"`},
+		},
+		{
+			name: "duplicate service keys",
+			opts: []fx.Option{base, server.Tools(testRegistry()), thingsService(nil), thingsService(nil)},
+			want: []string{`two server.Services have the key "things"`},
+		},
+		{
+			name: "no authorizer",
+			opts: []fx.Option{fx.Supply(server.Options{}, otherDeps{}), server.Tools(otherRegistry("x"))},
+			want: []string{"Authorizer is nil"},
+		},
+		{
+			name: "no verifier",
+			opts: []fx.Option{base, server.Tools(otherRegistry("x")), server.HTTP("127.0.0.1:0", server.HTTPOptions{})},
+			want: []string{"Verifier is nil"},
+		},
+		{
+			name: "duplicate hooks",
+			opts: []fx.Option{base, server.Tools(otherRegistry("x")),
+				server.ProvideHook(func() server.Hook { return server.Hook{Name: "h", Middleware: passThrough} }),
+				server.ProvideHook(func() server.Hook { return server.Hook{Name: "h", Middleware: passThrough} })},
+			want: []string{`duplicate hook name "h"`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			app := newApp(tt.opts...)
+			err := app.Start(context.Background())
+			if err == nil {
+				app.Stop(context.Background())
+				t.Fatal("the app started")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("start error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func passThrough(next mcp.MethodHandler) mcp.MethodHandler { return next }
+
+func TestFxHooksSorted(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		order []string
+	)
+	hook := func(name string) fx.Option {
+		return server.ProvideHook(func() server.Hook {
+			return server.Hook{Name: name, Middleware: func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					if method == "tools/call" {
+						mu.Lock()
+						order = append(order, name)
+						mu.Unlock()
+					}
+					return next(ctx, method, req)
+				}
+			}}
+		})
+	}
+	var s *mcp.Server
+	app := fxtest.New(t, fx.NopLogger, server.Module,
+		fx.Supply(server.Options{Authorizer: authz.AllowAll(), Caller: &authz.Caller{Subject: "u"}}, otherDeps{}),
+		server.Tools(otherRegistry("x")),
+		hook("c"), hook("a"), hook("b"),
+		fx.Populate(&s),
+	)
+	app.RequireStart()
+	defer app.RequireStop()
+	call(t, servertest.Connect(t, s, nil, nil), "x", map[string]any{"text": ""})
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"a", "b", "c"}, order); diff != "" {
+		t.Errorf("hook order (-want +got):\n%s", diff)
+	}
+}
+
+// TestFxGracefulShutdown: stopping the app lets an in-flight call finish;
+// /readyz answers 503 meanwhile.
+func TestFxGracefulShutdown(t *testing.T) {
+	d := newDeps("fx")
+	var hs *server.HTTPServer
+	app := fxtest.New(t, fx.NopLogger, server.Module,
+		fx.Supply(server.Options{Authorizer: authz.AllowAll()}, d),
+		server.Tools(testRegistry()),
+		thingsService(nil),
+		server.HTTP("127.0.0.1:0", server.HTTPOptions{Verifier: server.StaticTokens(testTokens)}),
+		fx.Populate(&hs),
+	)
+	app.RequireStart()
+	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
+	result := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
+		if err != nil {
+			t.Errorf("in-flight call: %v", err)
+		}
+		result <- res
+	}()
+	<-d.started
+	stopped := make(chan error, 1)
+	go func() { stopped <- app.Stop(context.Background()) }()
+	waitStatus(t, hs.Handler(), "/readyz", http.StatusServiceUnavailable)
+	close(d.release)
+	if res := <-result; res == nil || structured[waitOut](t, res) != (waitOut{Done: true}) {
+		t.Errorf("in-flight call result = %v", res)
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("Stop = %v", err)
+	}
+}
+
+// TestFxShutdownTimeout: calls still running after ShutdownTimeout are
+// cancelled.
+func TestFxShutdownTimeout(t *testing.T) {
+	d := newDeps("fx")
+	var hs *server.HTTPServer
+	app := fxtest.New(t, fx.NopLogger, server.Module,
+		fx.Supply(server.Options{Authorizer: authz.AllowAll(), ShutdownTimeout: 1}, d),
+		server.Tools(testRegistry()),
+		thingsService(nil),
+		server.HTTP("127.0.0.1:0", server.HTTPOptions{Verifier: server.StaticTokens(testTokens)}),
+		fx.Populate(&hs),
+	)
+	app.RequireStart()
+	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
+	}()
+	<-d.started
+	app.RequireStop()
+	if cause := <-d.causes; cause == nil {
+		t.Error("the in-flight call was not cancelled")
+	}
+	<-done
+}
+
+func TestFxStdio(t *testing.T) {
+	d := newDeps("stdio")
+	sr, sw, ct := pipes()
+	app := fxtest.New(t, fx.NopLogger, server.Module,
+		fx.Supply(server.Options{Authorizer: adminOnly{}, Caller: &authz.Caller{Subject: "local", Roles: []string{"admin"}}}, d),
+		server.Tools(testRegistry()),
+		thingsService(nil),
+		server.StdioIO(sr, sw),
+	)
+	app.RequireStart()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := structured[whoamiOut](t, call(t, cs, "whoami", nil)); got.Subject != "local" || got.Server != "stdio" {
+		t.Errorf("whoami = %+v", got)
+	}
+	if got := structured[echoOut](t, call(t, cs, "get_thing", map[string]any{"id": "3"})).Text; got != "3" {
+		t.Errorf("get_thing = %q", got)
+	}
+	// The client leaving shuts the application down.
+	cs.Close()
+	<-app.Wait()
+	app.RequireStop()
+}
+
+func TestFxStdioStopWaitsForCalls(t *testing.T) {
+	d := newDeps("stdio")
+	sr, sw, ct := pipes()
+	app := fxtest.New(t, fx.NopLogger, server.Module,
+		fx.Supply(server.Options{Authorizer: authz.AllowAll(), Caller: &authz.Caller{Subject: "local"}}, d),
+		server.Tools(testRegistry()),
+		thingsService(nil),
+		server.StdioIO(sr, sw),
+	)
+	app.RequireStart()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	result := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
+		if err != nil {
+			t.Errorf("in-flight call: %v", err)
+		}
+		result <- res
+	}()
+	<-d.started
+	stopped := make(chan error, 1)
+	go func() { stopped <- app.Stop(context.Background()) }()
+	close(d.release)
+	if res := <-result; res == nil || structured[waitOut](t, res) != (waitOut{Done: true}) {
+		t.Errorf("in-flight call result = %v", res)
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("Stop = %v", err)
+	}
+}

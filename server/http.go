@@ -1,0 +1,353 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/authz"
+)
+
+// A TokenVerifier checks a bearer token (without its "Bearer " prefix)
+// and returns the caller it identifies. An unknown, expired or malformed
+// token must yield an error wrapping [ErrInvalidToken]: the request is
+// answered with HTTP 401. Any other error means the verifier could not
+// decide: the request is answered with HTTP 500 and the error is logged
+// (with the token, should it appear in the error's text, redacted).
+//
+// If the returned caller's Bearer is empty, it is set to token, so that
+// tools forward it upstream.
+type TokenVerifier func(ctx context.Context, token string, r *http.Request) (authz.Caller, error)
+
+// ErrInvalidToken is the error a [TokenVerifier] wraps to refuse a token.
+var ErrInvalidToken = auth.ErrInvalidToken
+
+// errVerifier is what a client is told when a verifier fails.
+var errVerifier = errors.New("token verification unavailable")
+
+// StaticTokens returns a TokenVerifier that knows a fixed set of tokens,
+// for demos and tests. The map is copied. Tokens are compared by their
+// SHA-256 digests, so a lookup's timing tells nothing useful about them.
+func StaticTokens(tokens map[string]authz.Caller) TokenVerifier {
+	byDigest := make(map[[sha256.Size]byte]authz.Caller, len(tokens))
+	for tok, c := range tokens {
+		if tok == "" {
+			panic("server: StaticTokens: empty token")
+		}
+		c.Roles = append([]string(nil), c.Roles...)
+		byDigest[sha256.Sum256([]byte(tok))] = c
+	}
+	return func(_ context.Context, token string, _ *http.Request) (authz.Caller, error) {
+		c, ok := byDigest[sha256.Sum256([]byte(token))]
+		if !ok {
+			return authz.Caller{}, ErrInvalidToken
+		}
+		c.Roles = append([]string(nil), c.Roles...)
+		return c, nil
+	}
+}
+
+// HTTPOptions configures the streamable HTTP endpoint ([HTTPHandler]) and
+// the HTTP server around it ([NewHTTPServer], [HTTP]). Every zero field
+// selects its default, except Verifier, which is required.
+type HTTPOptions struct {
+	// Verifier identifies the caller of every request from its bearer
+	// token. Required: without a verifier no caller can be identified, and
+	// HTTPHandler fails (fail closed). A request without a valid token
+	// gets HTTP 401.
+	Verifier TokenVerifier
+	// Anonymous, if set, is the caller of requests that send no
+	// Authorization header at all (a request with an invalid token still
+	// gets 401). Off by default; for local tools that cannot send
+	// headers.
+	Anonymous *authz.Caller
+	// ResourceMetadataURL, if set, is announced in the WWW-Authenticate
+	// header of 401 answers (OAuth protected resource metadata).
+	ResourceMetadataURL string
+
+	// Stateful selects stateful sessions (Mcp-Session-Id) instead of the
+	// default stateless mode. Stateless serves MCP 2026-07-28 and older
+	// clients alike, keeps no state between requests (replicas behind any
+	// load balancer need nothing shared), and cancels a call's handler when
+	// its HTTP request ends. Stateful serves only pre-2026 clients, and
+	// needs session affinity.
+	Stateful bool
+	// SessionTimeout closes a stateful session idle this long. 0 selects
+	// 30 minutes; a negative value never closes idle sessions. Ignored
+	// when stateless.
+	SessionTimeout time.Duration
+	// MaxRequestBodyBytes limits the size of a request body; larger ones
+	// get HTTP 413. 0 selects 4 MiB ([mcp.DefaultMaxRequestBodyBytes]);
+	// negative values are refused.
+	MaxRequestBodyBytes int64
+
+	// Path is where the MCP endpoint is mounted by [HTTPServer]. "" selects
+	// "/mcp".
+	Path string
+	// Ready reports whether the server is ready for traffic (/readyz).
+	// nil means always ready. Under fx it reports whether every service
+	// is warm.
+	Ready func() bool
+	// DrainDelay is how long Shutdown keeps serving, with /readyz
+	// answering 503, before it stops accepting connections, so that load
+	// balancers notice first. 0 (the default) stops accepting at once.
+	DrainDelay time.Duration
+
+	// Logger receives the HTTP layer's reports. nil selects
+	// [slog.Default].
+	Logger *slog.Logger
+	// OnError, if set, receives internal errors of the HTTP layer (a
+	// failing listener, a failing verifier).
+	OnError func(error)
+}
+
+const (
+	defaultPath           = "/mcp"
+	defaultSessionTimeout = 30 * time.Minute
+)
+
+func (o *HTTPOptions) logger() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.Default()
+}
+
+func (o *HTTPOptions) reportError(msg string, err error) {
+	o.logger().Error(msg, slog.Any("error", err))
+	if o.OnError != nil {
+		o.OnError(err)
+	}
+}
+
+// HTTPHandler returns the streamable HTTP endpoint serving s: it
+// identifies the caller of every request with opts.Verifier (HTTP 401
+// for a missing or unknown token), and serves MCP statelessly (unless
+// opts.Stateful) with cancellation of a call when its request ends.
+// Mount it wherever you like; [HTTPServer] mounts it at /mcp beside
+// health endpoints.
+//
+// The caller reaches the server's middleware through the request's
+// auth.TokenInfo; s should be built by [New], whose chain puts it in
+// every handler's context.
+func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
+	if s == nil {
+		return nil, errors.New("server: HTTPHandler of a nil *mcp.Server")
+	}
+	if opts.Verifier == nil {
+		return nil, errors.New("server: HTTPOptions.Verifier is nil: set a TokenVerifier (server.StaticTokens for demos) to identify callers")
+	}
+	if opts.MaxRequestBodyBytes < 0 {
+		return nil, fmt.Errorf("server: HTTPOptions.MaxRequestBodyBytes is %d: must not be negative", opts.MaxRequestBodyBytes)
+	}
+	sessionTimeout := opts.SessionTimeout
+	switch {
+	case sessionTimeout == 0:
+		sessionTimeout = defaultSessionTimeout
+	case sessionTimeout < 0:
+		sessionTimeout = 0
+	}
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
+		Stateless:                    !opts.Stateful,
+		PropagateRequestCancellation: true,
+		SessionTimeout:               sessionTimeout,
+		MaxRequestBodyBytes:          opts.MaxRequestBodyBytes,
+	})
+	bearer := auth.RequireBearerToken(opts.verifier(), &auth.RequireBearerTokenOptions{
+		ResourceMetadataURL:    opts.ResourceMetadataURL,
+		AllowMissingExpiration: true,
+	})(streamable)
+	if opts.Anonymous == nil {
+		return bearer, nil
+	}
+	anon := *opts.Anonymous
+	anon.Roles = append([]string(nil), anon.Roles...)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := r.Header["Authorization"]; ok {
+			bearer.ServeHTTP(w, r)
+			return
+		}
+		streamable.ServeHTTP(w, r.WithContext(authz.WithCaller(r.Context(), anon)))
+	}), nil
+}
+
+// verifier adapts o.Verifier to the SDK: the caller travels in the
+// TokenInfo, bound to its subject (a stateful session stays with the
+// subject that opened it), and errors never echo the token.
+func (o *HTTPOptions) verifier() auth.TokenVerifier {
+	v := o.Verifier
+	return func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+		c, err := v(ctx, token, r)
+		if err != nil {
+			if errors.Is(err, ErrInvalidToken) {
+				return nil, ErrInvalidToken
+			}
+			o.reportError("toolroute: token verification failed", errors.New(strings.ReplaceAll(err.Error(), token, "[redacted]")))
+			return nil, errVerifier
+		}
+		if c.Bearer == "" {
+			c.Bearer = token
+		}
+		return &auth.TokenInfo{UserID: c.Subject, Extra: map[string]any{tokenCallerKey: c}}, nil
+	}
+}
+
+// HTTPServer serves an MCP server over streamable HTTP, with /healthz
+// (live: 200 while the process serves) and /readyz (200 when
+// [HTTPOptions.Ready] says so and the server is not draining, else 503)
+// beside the MCP endpoint. It must be created with [NewHTTPServer].
+type HTTPServer struct {
+	opts     HTTPOptions
+	handler  http.Handler
+	drain    *drain
+	draining atomic.Bool
+
+	mu     sync.Mutex
+	srv    *http.Server
+	addr   net.Addr
+	served chan struct{} // closed when Serve returned
+}
+
+// NewHTTPServer returns an HTTP server for s. It fails as [HTTPHandler]
+// does.
+func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
+	h, err := HTTPHandler(s, opts)
+	if err != nil {
+		return nil, err
+	}
+	hs := &HTTPServer{opts: opts, drain: newDrain()}
+	path := opts.Path
+	if path == "" {
+		path = defaultPath
+	}
+	mux := http.NewServeMux()
+	mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The drain reaches every call of this request through the
+		// session's context.
+		h.ServeHTTP(w, r.WithContext(withDrain(r.Context(), hs.drain)))
+	}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		switch {
+		case hs.draining.Load():
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "draining")
+		case opts.Ready != nil && !opts.Ready():
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "not ready")
+		default:
+			fmt.Fprintln(w, "ready")
+		}
+	})
+	hs.handler = mux
+	return hs, nil
+}
+
+// Handler returns the server's handler: the MCP endpoint, /healthz and
+// /readyz. Use it to serve through a server of your own (httptest, TLS).
+func (h *HTTPServer) Handler() http.Handler { return h.handler }
+
+// Start listens on addr ("127.0.0.1:0" picks a free port; see
+// [HTTPServer.Addr]) and serves in the background until Shutdown.
+func (h *HTTPServer) Start(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("server: listen on %s: %w", addr, err)
+	}
+	return h.Serve(ln)
+}
+
+// Serve serves on l in the background until Shutdown. It fails if the
+// server was started already.
+func (h *HTTPServer) Serve(l net.Listener) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.srv != nil {
+		return errors.New("server: HTTPServer started twice")
+	}
+	h.srv = &http.Server{Handler: h.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	h.addr = l.Addr()
+	h.served = make(chan struct{})
+	srv, served := h.srv, h.served
+	go func() {
+		defer close(served)
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			h.opts.reportError("toolroute: HTTP server failed", err)
+		}
+	}()
+	return nil
+}
+
+// Addr returns the address the server listens on, or "" before Start.
+func (h *HTTPServer) Addr() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.addr == nil {
+		return ""
+	}
+	return h.addr.String()
+}
+
+// URL returns the MCP endpoint's URL ("http://ADDR/mcp"), or "" before
+// Start.
+func (h *HTTPServer) URL() string {
+	addr := h.Addr()
+	if addr == "" {
+		return ""
+	}
+	path := h.opts.Path
+	if path == "" {
+		path = defaultPath
+	}
+	return "http://" + addr + path
+}
+
+// Shutdown stops the server gracefully: /readyz answers 503 at once;
+// after [HTTPOptions.DrainDelay] the server stops accepting connections
+// and new calls, and waits for in-flight requests to finish. When ctx is
+// done first, the calls still running are cancelled (their context's
+// cause is [ErrShuttingDown]), connections are closed, and ctx's error is
+// returned.
+func (h *HTTPServer) Shutdown(ctx context.Context) error {
+	h.draining.Store(true)
+	if d := h.opts.DrainDelay; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	h.mu.Lock()
+	srv, served := h.srv, h.served
+	h.mu.Unlock()
+	if srv == nil {
+		return h.drain.wait(ctx)
+	}
+	err := srv.Shutdown(ctx)
+	if err == nil {
+		// Stateful sessions may still run calls outside any request.
+		err = h.drain.wait(ctx)
+	}
+	h.drain.cancel()
+	if err != nil {
+		srv.Close()
+	}
+	<-served
+	return err
+}

@@ -1,0 +1,408 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/server"
+	"github.com/toolroute/toolroute/server/servertest"
+)
+
+// A distinctive token, so that its absence from logs means something.
+const secretToken = "tok-SECRET-5e1f0c7a9b2d"
+
+var testTokens = map[string]authz.Caller{
+	secretToken:    {Subject: "alice", Roles: []string{"admin"}},
+	"viewer-token": {Subject: "victor", Roles: []string{"viewer"}},
+}
+
+// startHTTP serves s with opts on a real loopback listener until the test
+// ends.
+func startHTTP(t *testing.T, s *mcp.Server, opts server.HTTPOptions) *server.HTTPServer {
+	t.Helper()
+	if opts.Verifier == nil {
+		opts.Verifier = server.StaticTokens(testTokens)
+	}
+	hs, err := server.NewHTTPServer(s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hs.Shutdown(context.Background()) })
+	return hs
+}
+
+func newTestServer(t *testing.T, opts server.Options, d *deps) *mcp.Server {
+	t.Helper()
+	if opts.Authorizer == nil {
+		opts.Authorizer = adminOnly{}
+	}
+	s, err := server.New(opts, server.Install(testRegistry(), d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// post sends a raw JSON-RPC tools/list request with the given
+// Authorization header ("" for none).
+func post(t *testing.T, url, authorization string, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
+
+func TestHTTPUnauthenticated(t *testing.T) {
+	sink, logger := newLogSink()
+	hs := startHTTP(t, newTestServer(t, server.Options{Logger: logger}, newDeps("a")), server.HTTPOptions{
+		Logger:              logger,
+		ResourceMetadataURL: "https://example.com/.well-known/oauth-protected-resource",
+	})
+	tests := []struct {
+		name, authorization string
+	}{
+		{"no header", ""},
+		{"not bearer", "Basic " + secretToken},
+		{"unknown token", "Bearer not-" + secretToken},
+		{"empty bearer", "Bearer "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := post(t, hs.URL(), tt.authorization, initializeBody)
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("status = %d, want 401", resp.StatusCode)
+			}
+			if got := resp.Header.Get("WWW-Authenticate"); !strings.Contains(got, "resource_metadata=") {
+				t.Errorf("WWW-Authenticate = %q", got)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			if bytes.Contains(body, []byte(secretToken)) {
+				t.Errorf("the 401 body echoes the token: %s", body)
+			}
+		})
+	}
+	// A real client without a token cannot connect either.
+	cl := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	if _, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL(), MaxRetries: -1}, nil); err == nil {
+		t.Error("a client without a token connected")
+	}
+	if strings.Contains(sink.String(), secretToken) {
+		t.Errorf("the token appears in the log:\n%s", sink)
+	}
+}
+
+func TestHTTPCallerReachesHandler(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("version="+version, func(t *testing.T) {
+			sink, logger := newLogSink()
+			s := newTestServer(t, server.Options{Logger: logger, Caller: &authz.Caller{Subject: "never-used-over-http"}}, newDeps("a"))
+			hs := startHTTP(t, s, server.HTTPOptions{Logger: logger})
+			opts := &servertest.Options{ProtocolVersion: version}
+
+			admin := servertest.ConnectHTTP(t, hs.URL(), secretToken, opts)
+			got := structured[whoamiOut](t, call(t, admin, "whoami", nil))
+			want := whoamiOut{Subject: "alice", Roles: []string{"admin"}, BearerSHA256: digest(secretToken), Server: "a"}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("whoami over HTTP (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"boom", "echo", "fail", "get_thing", "wait", "whoami"}, toolNames(t, admin)); diff != "" {
+				t.Errorf("admin's tools (-want +got):\n%s", diff)
+			}
+			call(t, admin, "boom", nil)
+			call(t, admin, "fail", nil)
+
+			viewer := servertest.ConnectHTTP(t, hs.URL(), "viewer-token", opts)
+			if got := structured[whoamiOut](t, call(t, viewer, "whoami", nil)).Subject; got != "victor" {
+				t.Errorf("viewer's subject = %q", got)
+			}
+			if diff := cmp.Diff([]string{"boom", "echo", "fail", "wait", "whoami"}, toolNames(t, viewer)); diff != "" {
+				t.Errorf("viewer's tools (-want +got):\n%s", diff)
+			}
+			if _, err := viewer.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_thing", Arguments: map[string]any{"id": "1"}}); err == nil {
+				t.Error("viewer called a hidden tool")
+			}
+
+			var outcomes []string
+			for _, rec := range sink.calls(t) {
+				outcomes = append(outcomes, fmt.Sprint(rec["subject"], ":", rec["tool"], ":", rec["outcome"]))
+			}
+			wantOutcomes := []string{"alice:whoami:ok", "alice:boom:panic", "alice:fail:tool_error", "victor:whoami:ok", "victor:get_thing:denied"}
+			if diff := cmp.Diff(wantOutcomes, outcomes); diff != "" {
+				t.Errorf("logged calls (-want +got):\n%s", diff)
+			}
+			if strings.Contains(sink.String(), secretToken) {
+				t.Errorf("the bearer appears in the log:\n%s", sink)
+			}
+		})
+	}
+}
+
+func TestHTTPAnonymous(t *testing.T) {
+	s := newTestServer(t, server.Options{}, newDeps("a"))
+	hs := startHTTP(t, s, server.HTTPOptions{Anonymous: &authz.Caller{Subject: "anonymous", Roles: []string{"viewer"}}})
+	cs := servertest.ConnectHTTP(t, hs.URL(), "", nil)
+	got := structured[whoamiOut](t, call(t, cs, "whoami", nil))
+	if diff := cmp.Diff(whoamiOut{Subject: "anonymous", Roles: []string{"viewer"}, Server: "a"}, got); diff != "" {
+		t.Errorf("anonymous whoami (-want +got):\n%s", diff)
+	}
+	// A token still counts, and a bad one is still refused.
+	admin := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
+	if got := structured[whoamiOut](t, call(t, admin, "whoami", nil)).Subject; got != "alice" {
+		t.Errorf("subject with a token = %q", got)
+	}
+	if resp := post(t, hs.URL(), "Bearer wrong", initializeBody); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("bad token with Anonymous set: status %d, want 401", resp.StatusCode)
+	}
+}
+
+func TestHTTPVerifierFailure(t *testing.T) {
+	sink, logger := newLogSink()
+	var reported []error
+	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{
+		Logger:  logger,
+		OnError: func(err error) { reported = append(reported, err) },
+		Verifier: func(_ context.Context, token string, _ *http.Request) (authz.Caller, error) {
+			return authz.Caller{}, fmt.Errorf("identity provider down while checking %s", token)
+		},
+	})
+	resp := post(t, hs.URL(), "Bearer "+secretToken, initializeBody)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusInternalServerError || bytes.Contains(body, []byte(secretToken)) {
+		t.Errorf("status %d body %q, want 500 without the token", resp.StatusCode, body)
+	}
+	if log := sink.String(); strings.Contains(log, secretToken) || !strings.Contains(log, "identity provider down while checking [redacted]") {
+		t.Errorf("log:\n%s\nwant the cause with the token redacted", log)
+	}
+	if len(reported) != 1 {
+		t.Errorf("OnError got %v", reported)
+	}
+}
+
+func TestHTTPOptionsErrors(t *testing.T) {
+	s := newTestServer(t, server.Options{}, newDeps("a"))
+	if _, err := server.HTTPHandler(s, server.HTTPOptions{}); err == nil || !strings.Contains(err.Error(), "Verifier is nil") {
+		t.Errorf("HTTPHandler without a verifier: err = %v", err)
+	}
+	if _, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(testTokens), MaxRequestBodyBytes: -1}); err == nil {
+		t.Error("negative MaxRequestBodyBytes accepted")
+	}
+}
+
+func TestHTTPBodyLimit(t *testing.T) {
+	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{MaxRequestBodyBytes: 512})
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 1024) + `"}}}`
+	if resp := post(t, hs.URL(), "Bearer "+secretToken, big); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("status = %d, want 413", resp.StatusCode)
+	}
+	if resp := post(t, hs.URL(), "Bearer "+secretToken, initializeBody); resp.StatusCode != http.StatusOK {
+		t.Errorf("small request: status = %d, want 200", resp.StatusCode)
+	}
+}
+
+func TestHTTPHealth(t *testing.T) {
+	var ready atomic.Bool
+	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{Ready: ready.Load})
+	get := func(path string) int {
+		resp, err := http.Get("http://" + hs.Addr() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := get("/healthz"); got != http.StatusOK {
+		t.Errorf("/healthz = %d", got)
+	}
+	if got := get("/readyz"); got != http.StatusServiceUnavailable {
+		t.Errorf("/readyz before ready = %d, want 503", got)
+	}
+	ready.Store(true)
+	if got := get("/readyz"); got != http.StatusOK {
+		t.Errorf("/readyz when ready = %d, want 200", got)
+	}
+}
+
+func TestHTTPStateful(t *testing.T) {
+	s := newTestServer(t, server.Options{}, newDeps("a"))
+	hs := startHTTP(t, s, server.HTTPOptions{Stateful: true})
+	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, &servertest.Options{ProtocolVersion: "2025-11-25"})
+	if cs.ID() == "" {
+		t.Error("stateful session has no id")
+	}
+	if got := structured[whoamiOut](t, call(t, cs, "whoami", nil)).Subject; got != "alice" {
+		t.Errorf("subject = %q", got)
+	}
+	// Another subject cannot ride alice's session.
+	req, _ := http.NewRequest(http.MethodPost, hs.URL(), strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer viewer-token")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("another subject on alice's session: status %d, want 403", resp.StatusCode)
+	}
+}
+
+// TestHTTPReplicas serves one registry from two stateless replicas behind
+// a round-robin reverse proxy: one client, every call succeeds, both
+// replicas serve.
+func TestHTTPReplicas(t *testing.T) {
+	reg := testRegistry()
+	var (
+		depsOf  []*deps
+		targets []*url.URL
+	)
+	for _, name := range []string{"r1", "r2"} {
+		d := newDeps(name)
+		s, err := server.New(server.Options{Authorizer: adminOnly{}}, server.Install(reg, d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(testTokens)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		replica := httptest.NewServer(hs.Handler())
+		t.Cleanup(replica.Close)
+		u, _ := url.Parse(replica.URL)
+		depsOf, targets = append(depsOf, d), append(targets, u)
+	}
+	var next atomic.Int64
+	proxy := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(targets[next.Add(1)%int64(len(targets))])
+		},
+	})
+	t.Cleanup(proxy.Close)
+
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("version="+version, func(t *testing.T) {
+			cs := servertest.ConnectHTTP(t, proxy.URL+"/mcp", secretToken, &servertest.Options{ProtocolVersion: version})
+			servedBy := map[string]int{}
+			for i := range 10 {
+				if names := toolNames(t, cs); len(names) != 6 {
+					t.Fatalf("tools/list %d: %v", i, names)
+				}
+				w := structured[whoamiOut](t, call(t, cs, "whoami", nil))
+				if w.Subject != "alice" {
+					t.Fatalf("call %d: subject %q", i, w.Subject)
+				}
+				servedBy[w.Server]++
+				if got := structured[echoOut](t, call(t, cs, "get_thing", map[string]any{"id": fmt.Sprint(i)})).Text; got != fmt.Sprint(i) {
+					t.Fatalf("get_thing %d = %q", i, got)
+				}
+			}
+			if servedBy["r1"] == 0 || servedBy["r2"] == 0 {
+				t.Errorf("served by %v, want both replicas", servedBy)
+			}
+		})
+	}
+	if depsOf[0].calls.Load() == 0 || depsOf[1].calls.Load() == 0 {
+		t.Errorf("calls per replica: %d, %d", depsOf[0].calls.Load(), depsOf[1].calls.Load())
+	}
+}
+
+// TestHTTPShutdownWaitsForCalls: Shutdown lets an in-flight call finish.
+func TestHTTPShutdownWaitsForCalls(t *testing.T) {
+	d := newDeps("a")
+	hs := startHTTP(t, newTestServer(t, server.Options{}, d), server.HTTPOptions{})
+	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
+	result := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
+		if err != nil {
+			t.Errorf("in-flight call: %v", err)
+		}
+		result <- res
+	}()
+	<-d.started
+	stopped := make(chan error, 1)
+	go func() { stopped <- hs.Shutdown(context.Background()) }()
+	waitStatus(t, hs.Handler(), "/readyz", http.StatusServiceUnavailable)
+	close(d.release)
+	if res := <-result; res == nil || structured[waitOut](t, res) != (waitOut{Done: true}) {
+		t.Errorf("in-flight call result = %v", res)
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("Shutdown = %v", err)
+	}
+	if _, err := http.Get("http://" + hs.Addr() + "/healthz"); err == nil {
+		t.Error("the server still accepts connections after Shutdown")
+	}
+}
+
+// TestHTTPShutdownCancelsCalls: calls still running when Shutdown's
+// context ends are cancelled.
+func TestHTTPShutdownCancelsCalls(t *testing.T) {
+	d := newDeps("a")
+	hs := startHTTP(t, newTestServer(t, server.Options{}, d), server.HTTPOptions{})
+	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
+	}()
+	<-d.started
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := hs.Shutdown(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Shutdown = %v, want context.Canceled", err)
+	}
+	if cause := <-d.causes; !errors.Is(cause, server.ErrShuttingDown) && !errors.Is(cause, context.Canceled) {
+		t.Errorf("handler's cause = %v, want ErrShuttingDown", cause)
+	}
+	<-done
+}
+
+// waitStatus polls h until path answers status.
+func waitStatus(t *testing.T, h http.Handler, path string, status int) {
+	t.Helper()
+	for {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code == status {
+			return
+		}
+		if t.Context().Err() != nil {
+			t.Fatalf("%s never answered %d", path, status)
+		}
+		runtimeGosched()
+	}
+}

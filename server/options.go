@@ -1,0 +1,153 @@
+package server
+
+import (
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/authz"
+)
+
+// Options configures a server built by [New] (and by [Module]). It is a
+// plain struct: every zero field selects the documented default, except
+// Authorizer, which must be set.
+type Options struct {
+	// Name is the implementation name the server announces. "" selects
+	// "toolroute".
+	Name string
+	// Version is the implementation version the server announces. ""
+	// selects the main module's version from the build information.
+	Version string
+	// Title is an optional human-readable implementation name.
+	Title string
+
+	// Logger receives one record per tools/call and the server's own
+	// reports. nil selects [slog.Default] (fx does not provide a logger:
+	// set it here).
+	Logger *slog.Logger
+
+	// Authorizer decides which tools a caller sees and may call, and is
+	// asked for every upstream route. Required: New fails closed when it
+	// is nil. Use authz.AllowAll() to allow everything explicitly.
+	Authorizer authz.Authorizer
+
+	// CallTimeout bounds every tools/call: the handler's context ends
+	// after it. 0 selects 30 seconds; a negative value disables the
+	// deadline.
+	CallTimeout time.Duration
+
+	// Caller is the identity of callers on transports that carry no
+	// bearer token (stdio, in-memory): the configured local user. nil
+	// means such callers have no identity, and the authorizer decides
+	// (authz fails closed). It is never used for HTTP requests: there the
+	// caller comes from the verified token (see [HTTPOptions]). A caller
+	// put in the context given to [mcp.Server.Connect] with
+	// [authz.WithCaller] takes precedence.
+	Caller *authz.Caller
+
+	// Middleware are extra receiving hooks, run in this order around
+	// every dispatch after the caller is resolved, the call logged and
+	// authorization checked (so they see only visible tools' calls and
+	// the caller in the context).
+	Middleware []mcp.Middleware
+
+	// OnError, if set, receives every recovered panic, as a
+	// *registry.PanicError (Tool is "" for a panic outside tools/call),
+	// whether a tool handler or a middleware panicked, and every internal
+	// error of the transports (a failing HTTP listener, a broken stdio
+	// session, a failing token verifier under fx). It must be safe for
+	// concurrent use and return quickly. Everything it receives is logged
+	// as well.
+	OnError func(error)
+
+	// Instructions are the server's full instructions for clients (what
+	// the server is for, how to use its tools together). Empty
+	// instructions are not sent. Every tool name written in backticks in
+	// any instructions text must be a tool of the server: New fails,
+	// naming it, otherwise (so write only tool names in single backticks).
+	Instructions string
+	// ShortInstructions is a short form of Instructions, advertised
+	// instead of them under AutoInstructions.
+	ShortInstructions string
+	// CustomInstructions describe this instance's purpose (which
+	// deployment, which data); they are prepended to the advertised
+	// instructions (and to the full text under AutoInstructions).
+	CustomInstructions string
+	// AutoInstructions moves the full instructions into a local,
+	// read-only tool (named InstructionsTool) whose description and result
+	// carry them; the advertised instructions become CustomInstructions,
+	// ShortInstructions and a pointer to that tool. It has no effect when
+	// Instructions is empty. A registered tool of the same name fails New.
+	AutoInstructions bool
+	// InstructionsTool names the tool of AutoInstructions. "" selects
+	// [DefaultInstructionsTool] ("instructions").
+	InstructionsTool string
+
+	// WarmTimeout bounds the warm-up of all services on start (fx only).
+	// 0 selects 30 seconds, further bounded by fx's start timeout.
+	WarmTimeout time.Duration
+	// ShutdownTimeout bounds how long in-flight calls may run after a
+	// transport stops accepting new ones (fx only; HTTPServer.Shutdown
+	// and ServeIO take a context instead); then they are cancelled. 0
+	// selects 10 seconds, further bounded by fx's stop timeout.
+	ShutdownTimeout time.Duration
+}
+
+const (
+	defaultName            = "toolroute"
+	defaultCallTimeout     = 30 * time.Second
+	defaultWarmTimeout     = 30 * time.Second
+	defaultShutdownTimeout = 10 * time.Second
+)
+
+func (o *Options) logger() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.Default()
+}
+
+func (o *Options) callTimeout() time.Duration {
+	if o.CallTimeout == 0 {
+		return defaultCallTimeout
+	}
+	return o.CallTimeout
+}
+
+func (o *Options) warmTimeout() time.Duration {
+	if o.WarmTimeout <= 0 {
+		return defaultWarmTimeout
+	}
+	return o.WarmTimeout
+}
+
+func (o *Options) shutdownTimeout() time.Duration {
+	if o.ShutdownTimeout <= 0 {
+		return defaultShutdownTimeout
+	}
+	return o.ShutdownTimeout
+}
+
+func (o *Options) implementation() *mcp.Implementation {
+	impl := &mcp.Implementation{Name: o.Name, Title: o.Title, Version: o.Version}
+	if impl.Name == "" {
+		impl.Name = defaultName
+	}
+	if impl.Version == "" {
+		impl.Version = "(devel)"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+			impl.Version = bi.Main.Version
+		}
+	}
+	return impl
+}
+
+// reportError logs err and hands it to OnError.
+func (o *Options) reportError(msg string, err error) {
+	o.logger().Error(msg, slog.Any("error", err))
+	if o.OnError != nil {
+		o.OnError(err)
+	}
+}
