@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/server"
+)
+
+// The embedded defaults: a role policy in the RBAC proxy's shape and the
+// local-demo tokens.
+var (
+	//go:embed policy.json
+	defaultPolicy []byte
+	//go:embed tokens.json
+	defaultTokens []byte
+)
+
+// tokenEntry is one entry of a tokens file.
+type tokenEntry struct {
+	Token   string   `json:"token"`
+	Subject string   `json:"subject"`
+	Roles   []string `json:"roles"`
+}
+
+// access is how the service decides who may do what.
+type access struct {
+	authorizer authz.Authorizer
+	verifier   server.TokenVerifier
+	roles      []string     // the policy's roles; nil with a proxy
+	tokens     []tokenEntry // the static tokens, if any
+	demo       bool         // tokens are the embedded demo tokens
+}
+
+// proxy decisions are cached this long: a revocation at the proxy takes
+// effect within it.
+const (
+	proxyCacheTTL = 5 * time.Second
+	proxyCacheMax = 10_000
+)
+
+// loadAccess builds the authorizer and the token verifier of cfg.
+func loadAccess(cfg config) (*access, error) {
+	a := &access{}
+	if cfg.proxyAuth != "" {
+		a.authorizer = authz.Cached(&authz.ProxyAuth{BaseURL: cfg.proxyAuth}, proxyCacheTTL, proxyCacheMax)
+	} else {
+		data, name := defaultPolicy, "embedded policy.json"
+		if cfg.policyFile != "" {
+			var err error
+			if data, err = readFile("policy", cfg.policyFile); err != nil {
+				return nil, err
+			}
+			name = cfg.policyFile
+		}
+		p, err := authz.ParsePolicy(data)
+		if err != nil {
+			return nil, fmt.Errorf("-policy %s: %w", name, err)
+		}
+		var rps []authz.RolePolicy
+		if err := json.Unmarshal(data, &rps); err != nil {
+			return nil, fmt.Errorf("-policy %s: %w", name, err)
+		}
+		for _, rp := range rps {
+			a.roles = append(a.roles, rp.Role)
+		}
+		a.authorizer = p
+	}
+
+	switch {
+	case cfg.tokensFile != "":
+		data, err := readFile("tokens", cfg.tokensFile)
+		if err != nil {
+			return nil, err
+		}
+		if a.tokens, err = parseTokens(data, a.roles); err != nil {
+			return nil, fmt.Errorf("-tokens %s: %w", cfg.tokensFile, err)
+		}
+	case cfg.proxyAuth != "":
+		// The proxy knows the tokens; the service takes any as an opaque
+		// credential and forwards it.
+		a.verifier = opaqueToken
+	default:
+		var err error
+		if a.tokens, err = parseTokens(defaultTokens, a.roles); err != nil {
+			return nil, fmt.Errorf("embedded tokens.json: %w", err)
+		}
+		a.demo = true
+	}
+	if a.verifier == nil {
+		m := make(map[string]authz.Caller, len(a.tokens))
+		for _, t := range a.tokens {
+			m[t.Token] = authz.Caller{Subject: t.Subject, Roles: slices.Clone(t.Roles)}
+		}
+		a.verifier = server.StaticTokens(m)
+	}
+
+	stdioRole := ""
+	if cfg.stdio {
+		stdioRole = cfg.callerRole
+	}
+	for _, r := range []struct{ flag, role string }{{"caller", stdioRole}, {"anonymous", cfg.anonymous}} {
+		if r.role != "" && a.roles != nil && !slices.Contains(a.roles, r.role) {
+			return nil, fmt.Errorf("-%s %s: the policy has no role %q (it has %s)", r.flag, r.role, r.role, strings.Join(a.roles, ", "))
+		}
+	}
+	return a, nil
+}
+
+// parseTokens parses a tokens file: a JSON array of {"token", "subject",
+// "roles"}. Tokens must be distinct, without white space; subjects
+// non-empty; and, if roles is not nil, every role one of them.
+func parseTokens(data []byte, roles []string) ([]tokenEntry, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var entries []tokenEntry
+	if err := dec.Decode(&entries); err != nil {
+		return nil, fmt.Errorf("want a JSON array of {\"token\", \"subject\", \"roles\"}: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("unexpected data after the JSON array")
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for i, e := range entries {
+		// Never quote a token in an error: name the entry instead.
+		switch {
+		case e.Token == "":
+			errs = append(errs, fmt.Errorf("entry %d: empty token", i))
+		case strings.ContainsFunc(e.Token, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+			errs = append(errs, fmt.Errorf("entry %d: the token holds white space or control characters", i))
+		case seen[e.Token]:
+			errs = append(errs, fmt.Errorf("entry %d: duplicate token", i))
+		}
+		seen[e.Token] = true
+		if e.Subject == "" {
+			errs = append(errs, fmt.Errorf("entry %d: empty subject", i))
+		}
+		for _, r := range e.Roles {
+			if roles != nil && !slices.Contains(roles, r) {
+				errs = append(errs, fmt.Errorf("entry %d (subject %q): the policy has no role %q", i, e.Subject, r))
+			}
+		}
+	}
+	return entries, errors.Join(errs...)
+}
+
+// opaqueToken is the verifier used with an RBAC proxy and no tokens file:
+// every token is a credential the proxy judges. The caller's subject is a
+// digest of the token, for the logs.
+func opaqueToken(_ context.Context, token string, _ *http.Request) (authz.Caller, error) {
+	if token == "" {
+		return authz.Caller{}, fmt.Errorf("empty bearer token: %w", server.ErrInvalidToken)
+	}
+	sum := sha256.Sum256([]byte(token))
+	return authz.Caller{Subject: "token-" + hex.EncodeToString(sum[:6]), Bearer: token}, nil
+}

@@ -1,0 +1,45 @@
+// Command example-service is a catalog microservice's MCP front, built
+// with toolroute: the first thing to run.
+//
+//	go run ./example-service
+//
+// serves MCP over streamable HTTP at http://127.0.0.1:8080/mcp, in front
+// of a catalog API it runs in-process on a loopback port, with an embedded
+// role policy (viewer: GET; editor: GET, POST, PUT; admin: everything) and
+// three local-demo bearer tokens, demo-viewer, demo-editor and demo-admin,
+// announced at start-up. Each caller sees the tools its role's routes
+// allow: a viewer get_item, list_items, audit_catalog and whoami; an editor
+// also create_item and update_item; an admin delete_item too.
+//
+// # Flags
+//
+//	-addr ADDR            HTTP listen address (default 127.0.0.1:8080)
+//	-stdio                serve MCP over standard input and output instead
+//	-caller ROLE          the stdio caller's role (default viewer)
+//	-upstream URL         use the catalog API at URL instead of the embedded one
+//	-policy FILE          role policies (JSON, the RBAC proxy's shape) replacing the embedded ones
+//	-tokens FILE          bearer tokens (JSON) replacing the demo tokens
+//	-proxy-auth URL       ask the RBAC proxy at URL instead of a policy
+//	-anonymous ROLE       HTTP requests without a token act as ROLE (off by default)
+//	-confirm-destructive  delete_item asks the user to confirm each deletion
+//
+// A tokens file is a JSON array:
+//
+//	[{"token": "s3cret", "subject": "alice", "roles": ["editor"]}]
+//
+// With -proxy-auth and no -tokens, any bearer token is accepted as an
+// opaque credential and the proxy decides (and the catalog receives it).
+//
+// # Subcommands
+//
+//	example-service routes
+//
+// prints the tool → route table as JSON (for the RBAC proxy's operators,
+// and kept as a golden file for review).
+//
+//	example-service routes -role viewer -behaviour read-only
+//
+// prints a role policy, in the proxy's shape, granting exactly the routes
+// of the tools of those behaviours (comma-separated: read-only, additive,
+// destructive).
+package main

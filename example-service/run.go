@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/example-service/catalog"
+	"github.com/toolroute/toolroute/example-service/tools"
+	"github.com/toolroute/toolroute/tool"
+)
+
+// errUsage marks a command-line mistake (exit status 2); the flag package
+// has printed the details.
+var errUsage = errors.New("usage error")
+
+// config is the parsed command line of the serving command.
+type config struct {
+	addr               string
+	stdio              bool
+	callerRole         string
+	upstream           string // "" = the embedded catalog
+	proxyAuth          string // "" = a policy
+	policyFile         string // "" = the embedded policy
+	tokensFile         string // "" = the demo tokens (or, with proxyAuth, opaque tokens)
+	anonymous          string // "" = off
+	confirmDestructive bool
+}
+
+// run is the whole command: "routes" prints the route table or a role
+// policy; anything else parses the flags and serves until ctx is done
+// (or, over stdio, until the client leaves).
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "routes" {
+		return routes(args[1:], stdout, stderr)
+	}
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, stdin, stdout, stderr)
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("example-service", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "HTTP listen `address`")
+	fs.BoolVar(&cfg.stdio, "stdio", false, "serve MCP over standard input and output instead of HTTP")
+	fs.StringVar(&cfg.callerRole, "caller", "viewer", "the stdio caller's `role`")
+	fs.StringVar(&cfg.upstream, "upstream", "", "the catalog API's `URL` (origin only); default: an embedded catalog on a loopback port")
+	fs.StringVar(&cfg.proxyAuth, "proxy-auth", "", "ask the RBAC proxy at `URL` instead of a role policy")
+	fs.StringVar(&cfg.policyFile, "policy", "", "role policies `file` (JSON) replacing the embedded ones")
+	fs.StringVar(&cfg.tokensFile, "tokens", "", "bearer tokens `file` (JSON) replacing the demo tokens")
+	fs.StringVar(&cfg.anonymous, "anonymous", "", "HTTP requests without a token act as `ROLE` (off by default; for local tools that cannot send headers)")
+	fs.BoolVar(&cfg.confirmDestructive, "confirm-destructive", false, "delete_item asks the user to confirm each deletion")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage:
+  example-service [flags]                 serve the catalog's MCP tools
+  example-service routes                  print the tool → route table (JSON)
+  example-service routes -role NAME -behaviour read-only[,additive,destructive]
+                                          print a role policy granting those tools' routes
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, err
+		}
+		return cfg, errUsage
+	}
+	if fs.NArg() > 0 {
+		return cfg, usageError(fs, "unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case cfg.proxyAuth != "" && cfg.policyFile != "":
+		return cfg, usageError(fs, "-proxy-auth and -policy exclude each other: the proxy's policy decides")
+	case cfg.stdio && cfg.anonymous != "":
+		return cfg, usageError(fs, "-anonymous applies to HTTP only; over stdio the caller is -caller")
+	case cfg.stdio && set["addr"]:
+		return cfg, usageError(fs, "-addr applies to HTTP only; remove it or -stdio")
+	case !cfg.stdio && set["caller"]:
+		return cfg, usageError(fs, "-caller applies to -stdio only; HTTP callers come from their tokens")
+	case cfg.callerRole == "":
+		return cfg, usageError(fs, "-caller must name a role")
+	}
+	if cfg.upstream != "" {
+		u, err := url.Parse(cfg.upstream)
+		if err == nil {
+			err = catalog.CheckBaseURL(u)
+		}
+		if err != nil {
+			return cfg, usageError(fs, "-upstream: %v", err)
+		}
+		cfg.upstream = strings.TrimSuffix(cfg.upstream, "/")
+	}
+	if cfg.proxyAuth != "" {
+		if u, err := url.Parse(cfg.proxyAuth); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return cfg, usageError(fs, "-proxy-auth: %q is not an http(s) URL", cfg.proxyAuth)
+		}
+	}
+	return cfg, nil
+}
+
+func usageError(fs *flag.FlagSet, format string, args ...any) error {
+	fmt.Fprintf(fs.Output(), "example-service: "+format+"\n", args...)
+	fs.Usage()
+	return errUsage
+}
+
+// routes is the "routes" subcommand.
+func routes(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("example-service routes", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	role := fs.String("role", "", "print a role policy for the role `NAME` instead of the route table")
+	behaviours := fs.String("behaviour", "", "with -role: the `behaviours` (comma-separated: read-only, additive, destructive) whose tools' routes the role gets")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage:
+  example-service routes                  print the tool → route table (JSON)
+  example-service routes -role NAME -behaviour read-only[,additive,destructive]
+                                          print a role policy granting those tools' routes
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
+	case *role == "" && *behaviours == "":
+		return writeJSON(stdout, tools.Registry.Table())
+	case *role == "":
+		return usageError(fs, "-behaviour needs -role")
+	case *behaviours == "":
+		return usageError(fs, "-role needs -behaviour")
+	}
+	var want []behaviour.Behaviour
+	for _, name := range strings.Split(*behaviours, ",") {
+		b, err := behaviour.Parse(strings.TrimSpace(name))
+		if err != nil {
+			return usageError(fs, "-behaviour: %v", err)
+		}
+		want = append(want, b)
+	}
+	var rs []tool.Route
+	for _, t := range tools.Registry.All() {
+		if slices.Contains(want, t.Behaviour) {
+			rs = append(rs, t.VisibilityRoutes...)
+		}
+	}
+	// An array of role policies: the shape -policy and the proxy read.
+	return writeJSON(stdout, []authz.RolePolicy{authz.RolePolicyFor(*role, rs)})
+}
+
+func writeJSON(w io.Writer, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// readFile reads a configuration file named by a flag.
+func readFile(flagName, path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-%s: %w", flagName, err)
+	}
+	return data, nil
+}

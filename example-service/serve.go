@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+
+	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/authz/permission"
+	"github.com/toolroute/toolroute/example-service/catalog"
+	"github.com/toolroute/toolroute/example-service/tools"
+	"github.com/toolroute/toolroute/server"
+)
+
+// instructions tell clients what the server is for.
+const instructions = `A catalog of items (id, name, quantity in stock).
+Use ` + "`list_items`" + ` to find item ids and ` + "`get_item`" + ` to read one item.
+You see only the tools your role allows; ` + "`whoami`" + ` tells your subject and roles.`
+
+// catalogURL is the origin of the catalog API the tools call.
+type catalogURL string
+
+// serve runs the service described by cfg until ctx is done or, over
+// stdio, the client leaves.
+func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.Writer) error {
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	acc, err := loadAccess(cfg)
+	if err != nil {
+		return err
+	}
+	opts := server.Options{
+		Name:         "example-service",
+		Title:        "Catalog (toolroute example)",
+		Logger:       logger,
+		Authorizer:   acc.authorizer,
+		Instructions: instructions,
+	}
+	if cfg.stdio {
+		opts.Caller = &authz.Caller{Subject: "local", Roles: []string{cfg.callerRole}}
+	}
+
+	var (
+		hs       *server.HTTPServer
+		upstream catalogURL
+	)
+	options := []fx.Option{
+		fx.WithLogger(func() fxevent.Logger {
+			// fx's events only at debug level; its errors stay errors.
+			l := &fxevent.SlogLogger{Logger: logger}
+			l.UseLogLevel(slog.LevelDebug)
+			return l
+		}),
+		fx.Supply(opts),
+		fx.Provide(
+			func(lc fx.Lifecycle) (catalogURL, error) {
+				if cfg.upstream != "" {
+					return catalogURL(cfg.upstream), nil
+				}
+				return embeddedCatalog(lc, logger)
+			},
+			func(u catalogURL) *tools.Deps { return newDeps(cfg, u, acc.authorizer, logger) },
+		),
+		server.ProvideService(catalogService),
+		server.Module,
+		server.Tools(tools.Registry),
+		fx.Populate(&upstream),
+	}
+	if cfg.stdio {
+		options = append(options, server.StdioIO(io.NopCloser(stdin), nopWriteCloser{stdout}))
+	} else {
+		hopts := server.HTTPOptions{Verifier: acc.verifier}
+		if cfg.anonymous != "" {
+			hopts.Anonymous = &authz.Caller{Subject: "anonymous", Roles: []string{cfg.anonymous}}
+		}
+		options = append(options, server.HTTP(cfg.addr, hopts), fx.Populate(&hs))
+	}
+	app := fx.New(options...)
+	if err := app.Err(); err != nil {
+		return err
+	}
+	startCtx, cancel := context.WithTimeout(ctx, app.StartTimeout())
+	defer cancel()
+	if err := app.Start(startCtx); err != nil {
+		return err
+	}
+	announce(stderr, cfg, acc, hs, upstream)
+
+	select {
+	case <-ctx.Done():
+	case <-app.Wait():
+	}
+	stopCtx, cancelStop := context.WithTimeout(context.Background(), app.StopTimeout())
+	defer cancelStop()
+	return app.Stop(stopCtx)
+}
+
+// announce tells the operator, on standard error, where the service is
+// and who may use it.
+func announce(w io.Writer, cfg config, acc *access, hs *server.HTTPServer, upstream catalogURL) {
+	var b strings.Builder
+	if cfg.upstream == "" {
+		fmt.Fprintf(&b, "example-service: embedded catalog API (in memory, demo items) at %s\n", upstream)
+	} else {
+		fmt.Fprintf(&b, "example-service: catalog API at %s\n", upstream)
+	}
+	switch {
+	case cfg.proxyAuth != "":
+		fmt.Fprintf(&b, "example-service: authorization by the RBAC proxy at %s\n", cfg.proxyAuth)
+	case cfg.policyFile != "":
+		fmt.Fprintf(&b, "example-service: authorization by the role policy %s (roles: %s)\n", cfg.policyFile, strings.Join(acc.roles, ", "))
+	default:
+		fmt.Fprintf(&b, "example-service: authorization by the embedded role policy (roles: %s)\n", strings.Join(acc.roles, ", "))
+	}
+	if cfg.confirmDestructive {
+		b.WriteString("example-service: delete_item asks for confirmation (-confirm-destructive)\n")
+	}
+	if cfg.stdio {
+		fmt.Fprintf(&b, "example-service: serving MCP over stdio as subject \"local\", role %s\n", cfg.callerRole)
+		io.WriteString(w, b.String())
+		return
+	}
+	fmt.Fprintf(&b, "example-service: serving MCP at %s\n", hs.URL())
+	if acc.demo {
+		b.WriteString("example-service: LOCAL-DEMO credentials (embedded; replace them with -tokens FILE):\n")
+		for _, t := range acc.tokens {
+			fmt.Fprintf(&b, "    Authorization: Bearer %-12s  subject %s, roles %s\n", t.Token, t.Subject, strings.Join(t.Roles, ", "))
+		}
+	}
+	if cfg.anonymous != "" {
+		fmt.Fprintf(&b, "example-service: WARNING: -anonymous is ON: every HTTP request WITHOUT a token acts as role %q.\n", cfg.anonymous)
+		b.WriteString("example-service: WARNING: anyone who can reach this address gets that role's tools. Use it only for local tools.\n")
+	}
+	io.WriteString(w, b.String())
+}
+
+// embeddedCatalog runs the catalog API in-process, on a loopback port,
+// from start to stop.
+func embeddedCatalog(lc fx.Lifecycle, logger *slog.Logger) (catalogURL, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("embedded catalog: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           catalog.NewHandler(catalog.NewStore(catalog.DemoItems()...)),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			go func() {
+				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					logger.Error("example-service: embedded catalog stopped", slog.Any("error", err))
+				}
+			}()
+			return nil
+		},
+		OnStop: func(ctx context.Context) error { return srv.Shutdown(ctx) },
+	})
+	return catalogURL("http://" + ln.Addr().String()), nil
+}
+
+// catalogService is the catalog's server.Service: warming it checks that
+// the catalog accepts connections, so a wrong -upstream fails the start.
+func catalogService(u catalogURL) (server.Service, error) {
+	pu, err := url.Parse(string(u))
+	if err != nil {
+		return server.Service{}, err
+	}
+	port := pu.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[pu.Scheme]
+	}
+	addr := net.JoinHostPort(pu.Hostname(), port)
+	return server.Service{
+		Key: catalog.ServiceKey,
+		Warm: func(ctx context.Context) error {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, "tcp", addr)
+			if err != nil {
+				return fmt.Errorf("the catalog at %s does not accept connections: %w", u, err)
+			}
+			return c.Close()
+		},
+	}, nil
+}
+
+// newDeps builds the tools' container: a catalog client whose transport
+// is authz's upstream transport (it checks each request against the
+// calling tool's routes and the caller, and forwards the caller's bearer).
+func newDeps(cfg config, u catalogURL, a authz.Authorizer, logger *slog.Logger) *tools.Deps {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	d := &tools.Deps{
+		Catalog: &catalog.Client{
+			BaseURL:    string(u),
+			HTTPClient: &http.Client{Transport: authz.TransportWithOptions(base, catalog.ServiceKey, a, &authz.TransportOptions{Logger: logger})},
+		},
+		Logger: logger,
+	}
+	if cfg.confirmDestructive {
+		d.Confirm = permission.New(&permission.Options{
+			// Answers and request states are bound to the caller.
+			Principal: func(ctx context.Context, _ *mcp.CallToolRequest) string {
+				c, _ := authz.CallerFromContext(ctx)
+				return c.Subject
+			},
+		})
+	}
+	return d
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

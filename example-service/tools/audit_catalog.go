@@ -1,0 +1,99 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/example-service/catalog"
+	"github.com/toolroute/toolroute/tool"
+)
+
+func init() {
+	Registry.Register(tool.Tool[*Deps]{
+		Name:  "audit_catalog",
+		Title: "Audit the catalog",
+		Description: `
+			Visit every catalog item, one by one, and report the items out of
+			stock, the items that vanished while the audit ran, and the total
+			quantity in stock. Reports progress after each item and can be
+			cancelled. delay_ms waits between two visits (0 to 1000 ms), to watch
+			progress or try cancellation.`,
+		ServiceKey:       catalog.ServiceKey,
+		VisibilityRoutes: []tool.Route{catalog.ListRoute, catalog.GetRoute},
+		Behaviour:        behaviour.ReadOnly,
+		Handler:          tool.Handle(auditCatalog),
+	})
+}
+
+type auditArgs struct {
+	DelayMS int `json:"delay_ms,omitempty" jsonschema:"minimum=0,maximum=1000,description=milliseconds to wait between two items (default 0)"`
+}
+
+type auditReport struct {
+	Checked       int      `json:"checked" jsonschema:"description=how many items were visited"`
+	OutOfStock    []string `json:"outOfStock" jsonschema:"description=ids of the items with quantity 0"`
+	Vanished      []string `json:"vanished" jsonschema:"description=ids of the items listed but gone when visited"`
+	TotalQuantity int      `json:"totalQuantity" jsonschema:"description=the sum of the quantities of the items still there"`
+}
+
+func auditCatalog(ctx context.Context, d *Deps, req *mcp.CallToolRequest, in auditArgs) (auditReport, error) {
+	rep := auditReport{OutOfStock: []string{}, Vanished: []string{}}
+	items, err := d.Catalog.List(ctx)
+	if err != nil {
+		return rep, d.upstreamError(ctx, err)
+	}
+	delay := time.Duration(in.DelayMS) * time.Millisecond
+	for i, listed := range items {
+		if i > 0 && delay > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return auditReport{}, ctx.Err()
+			case <-t.C:
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return auditReport{}, err
+		}
+		it, err := d.Catalog.Get(ctx, listed.ID)
+		var nf *catalog.NotFoundError
+		switch {
+		case errors.As(err, &nf):
+			rep.Vanished = append(rep.Vanished, listed.ID)
+		case err != nil:
+			return auditReport{}, d.upstreamError(ctx, err)
+		case it.Quantity == 0:
+			rep.OutOfStock = append(rep.OutOfStock, it.ID)
+		default:
+			rep.TotalQuantity += it.Quantity
+		}
+		rep.Checked++
+		progress(ctx, req, float64(i+1), float64(len(items)), fmt.Sprintf("checked %s", listed.ID))
+	}
+	return rep, nil
+}
+
+// progress sends a progress notification for the call req if its client
+// asked for progress (gave a progress token), and does nothing otherwise.
+// A failure to notify does not fail the call.
+func progress(ctx context.Context, req *mcp.CallToolRequest, done, total float64, msg string) {
+	if req == nil || req.Session == nil || req.Params == nil {
+		return
+	}
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return
+	}
+	_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+		ProgressToken: token,
+		Progress:      done,
+		Total:         total,
+		Message:       msg,
+	})
+}

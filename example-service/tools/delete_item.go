@@ -1,0 +1,58 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/authz/permission"
+	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/example-service/catalog"
+	"github.com/toolroute/toolroute/tool"
+)
+
+func init() {
+	Registry.Register(tool.Tool[*Deps]{
+		Name:  "delete_item",
+		Title: "Delete a catalog item",
+		Description: `
+			Delete a catalog item by its id. Deleting an item that no longer
+			exists answers "not found" and changes nothing. The server may ask
+			you to confirm first.`,
+		ServiceKey:       catalog.ServiceKey,
+		VisibilityRoutes: []tool.Route{catalog.DeleteRoute},
+		Behaviour:        behaviour.Destructive,
+		Idempotent:       true,
+		Handler:          tool.Handle(deleteItem),
+	})
+}
+
+type deleteItemArgs struct {
+	ID string `json:"id" jsonschema:"minLength=1,maxLength=200,description=the id of the item to delete"`
+}
+
+type deleted struct {
+	ID      string `json:"id" jsonschema:"description=the deleted item's id"`
+	Deleted bool   `json:"deleted" jsonschema:"description=always true: failures are errors"`
+}
+
+func deleteItem(ctx context.Context, d *Deps, req *mcp.CallToolRequest, in deleteItemArgs) (deleted, error) {
+	if d.Confirm != nil {
+		// Before any side effect: with a question, the handler runs again
+		// from the top with the answer.
+		_, err := d.Confirm.Check(ctx, req, permission.Request{
+			Subjects:     []string{"item:" + in.ID},
+			Capabilities: []string{"delete"},
+			Reason:       fmt.Sprintf("Delete item %s?", in.ID),
+			NoRemember:   true,
+		})
+		if err != nil {
+			return deleted{}, err
+		}
+	}
+	if err := d.Catalog.Delete(ctx, in.ID); err != nil {
+		return deleted{}, d.upstreamError(ctx, err)
+	}
+	return deleted{ID: in.ID, Deleted: true}, nil
+}
