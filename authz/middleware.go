@@ -241,5 +241,11 @@ func (g *guard) call(ctx context.Context, next mcp.MethodHandler, method string,
 		return nil, errUnknownTool(name)
 	}
 	g.log().WarnContext(ctx, "authz: tools/call refused: authorization service unavailable", slog.String("tool", name), slog.Any("caller", caller), slog.String("cause", redact(err, caller)))
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: textOutage}}, IsError: true}, nil
+	res := new(mcp.CallToolResult)
+	var outage *OutageError
+	if !errors.As(err, &outage) {
+		outage = &OutageError{Err: err}
+	}
+	res.SetError(outage) // the text is fixed; the server's log reads the type
+	return res, nil
 }
