@@ -345,8 +345,10 @@ func (r *Registry[C]) ServiceKeys() []string {
 // description, annotations derived from its behaviour, and both schemas
 // reflected from its handler's types.
 //
-// Every call runs through Install's wrapper, which puts the call's
-// [tool.Call] in the handler's context and turns a panic into an isError
+// Every call runs through Install's wrapper, which begins the call with
+// [tool.BeginCall] (the handler's context carries its [tool.Call] and the
+// state [tool.Progress] needs; the call ends when the handler returns,
+// unless the server began it) and turns a panic into an isError
 // result with a generic text (the panic and its stack are logged): one
 // bad tool never takes the process down.
 //
@@ -388,7 +390,9 @@ func (r *Registry[C]) wrap(e *entry[C]) tool.Wrap {
 				err = &PanicError{Tool: e.tool.Name, Value: p}
 			}
 		}()
-		return run(tool.WithCall(ctx, e.call))
+		ctx, end := tool.BeginCall(ctx, e.call)
+		defer end()
+		return run(ctx)
 	}
 }
 
