@@ -62,6 +62,17 @@
 // tokens are never logged. Panics in handlers and middleware are
 // recovered and reported to [Options.OnError].
 //
+// A client that gives a progress token hears of the call: the tool's own
+// reports (tool.Progress) and, every [Options.ProgressInterval] (30 s by
+// default), a liveness report "still working: 30s elapsed"; the values
+// always increase, and nothing is sent once the call has ended. A client
+// cancels a call with notifications/cancelled (stdio, in-memory, stateful
+// HTTP) or by ending its stateless HTTP request: the handler's context
+// is cancelled, the session keeps serving, and on stdio the cancelled
+// call gets no response. Arguments that a client sent as JSON text in a
+// string where the tool's schema expects an array or an object are
+// decoded before validation (see [New]).
+//
 // # HTTP
 //
 // The HTTP endpoint is stateless by default (MCP 2026-07-28 and older

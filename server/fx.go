@@ -310,7 +310,7 @@ func Stdio() fx.Option {
 func StdioIO(r io.ReadCloser, w io.WriteCloser) fx.Option {
 	return fx.Invoke(func(lc fx.Lifecycle, sd fx.Shutdowner, rt *runtime) {
 		d := newDrain()
-		t := &countingTransport{base: &mcp.IOTransport{Reader: r, Writer: w}}
+		t := &countingTransport{base: stdioTransport(r, w)}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		lc.Append(fx.Hook{

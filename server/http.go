@@ -80,8 +80,8 @@ type HTTPOptions struct {
 	// default stateless mode. Stateless serves MCP 2026-07-28 and older
 	// clients alike, keeps no state between requests (replicas behind any
 	// load balancer need nothing shared), and cancels a call's handler when
-	// its HTTP request ends. Stateful serves only pre-2026 clients, and
-	// needs session affinity.
+	// its HTTP request ends (for clients of every protocol version).
+	// Stateful serves only pre-2026 clients, and needs session affinity.
 	Stateful bool
 	// SessionTimeout closes a stateful session idle this long. 0 selects
 	// 30 minutes; a negative value never closes idle sessions. Ignored
@@ -164,10 +164,14 @@ func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 		SessionTimeout:               sessionTimeout,
 		MaxRequestBodyBytes:          opts.MaxRequestBodyBytes,
 	})
+	var mcpHandler http.Handler = streamable
+	if !opts.Stateful {
+		mcpHandler = bindCalls(streamable)
+	}
 	bearer := auth.RequireBearerToken(opts.verifier(), &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL:    opts.ResourceMetadataURL,
 		AllowMissingExpiration: true,
-	})(streamable)
+	})(mcpHandler)
 	if opts.Anonymous == nil {
 		return bearer, nil
 	}
@@ -178,7 +182,7 @@ func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 			bearer.ServeHTTP(w, r)
 			return
 		}
-		streamable.ServeHTTP(w, r.WithContext(authz.WithCaller(r.Context(), anon)))
+		mcpHandler.ServeHTTP(w, r.WithContext(authz.WithCaller(r.Context(), anon)))
 	}), nil
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"slices"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/registry"
@@ -38,6 +39,11 @@ type ToolInfo struct {
 	Local bool
 	// Routes are the tool's visibility routes.
 	Routes []tool.Route
+	// InputSchema is the tool's input schema, if known (shared: do not
+	// modify). The server decodes, before validation, arguments that
+	// clients sent as JSON-encoded strings where it expects an array or
+	// an object (see [New]). nil decodes nothing.
+	InputSchema *jsonschema.Schema
 }
 
 // Install returns an Installer that adds r's tools, served with deps.
@@ -50,7 +56,7 @@ func Install[C any](r *registry.Registry[C], deps C) Installer {
 	all := r.All()
 	infos := make([]ToolInfo, len(all))
 	for i, t := range all {
-		infos[i] = ToolInfo{Name: t.Name, ServiceKey: t.ServiceKey, Local: t.Local, Routes: t.VisibilityRoutes}
+		infos[i] = ToolInfo{Name: t.Name, ServiceKey: t.ServiceKey, Local: t.Local, Routes: t.VisibilityRoutes, InputSchema: t.Handler.InputSchema()}
 	}
 	return &regInstaller[C]{r: r, deps: deps, tools: infos}
 }

@@ -47,6 +47,17 @@ type Options struct {
 	// [authz.WithCaller] takes precedence.
 	Caller *authz.Caller
 
+	// ProgressInterval is how often the server tells a client that a
+	// call it asked progress for (a request with a progress token) is
+	// still running: every interval until the call ends, it sends a
+	// notifications/progress with the message "still working: 30s
+	// elapsed" (the time since the call began). Its progress value is the
+	// call's last one raised minimally (see tool.Heartbeat), so that the
+	// values keep increasing and the tool's own reports (tool.Progress)
+	// keep their scale. 0 selects 30 seconds; a negative value disables
+	// these reports.
+	ProgressInterval time.Duration
+
 	// Middleware are extra receiving hooks, run in this order around
 	// every dispatch after the caller is resolved, the call logged and
 	// authorization checked (so they see only visible tools' calls and
@@ -96,10 +107,11 @@ type Options struct {
 }
 
 const (
-	defaultName            = "toolroute"
-	defaultCallTimeout     = 30 * time.Second
-	defaultWarmTimeout     = 30 * time.Second
-	defaultShutdownTimeout = 10 * time.Second
+	defaultName             = "toolroute"
+	defaultCallTimeout      = 30 * time.Second
+	defaultProgressInterval = 30 * time.Second
+	defaultWarmTimeout      = 30 * time.Second
+	defaultShutdownTimeout  = 10 * time.Second
 )
 
 func (o *Options) logger() *slog.Logger {
@@ -114,6 +126,17 @@ func (o *Options) callTimeout() time.Duration {
 		return defaultCallTimeout
 	}
 	return o.CallTimeout
+}
+
+// progressInterval returns the liveness interval; 0 means none.
+func (o *Options) progressInterval() time.Duration {
+	switch {
+	case o.ProgressInterval == 0:
+		return defaultProgressInterval
+	case o.ProgressInterval < 0:
+		return 0
+	}
+	return o.ProgressInterval
 }
 
 func (o *Options) warmTimeout() time.Duration {

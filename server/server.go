@@ -21,9 +21,6 @@ import (
 // each handler's schemas once, and the SDK resolves each schema once.
 var schemaCache = mcp.NewSchemaCache()
 
-// textOutage is the fixed text of an authorization outage.
-var textOutage = (&authz.OutageError{}).Error()
-
 // ErrCallTimeout is the cause of a tool call's context ending at
 // [Options.CallTimeout] (see [context.Cause]).
 var ErrCallTimeout = errors.New("server: the call exceeded its deadline (Options.CallTimeout)")
@@ -44,12 +41,21 @@ var ErrShuttingDown = errors.New("server: shutting down")
 //  1. panic recovery, and caller resolution: over HTTP the caller comes
 //     from the token verified by [HTTPHandler]; on other transports from
 //     the context given to Connect, else [Options.Caller];
-//  2. for tools/call: the per-call deadline ([Options.CallTimeout]) and
+//  2. for tools/call: the per-call deadline ([Options.CallTimeout]),
 //     one log record (tool, caller subject, outcome, duration; never the
-//     bearer);
+//     bearer), and, when the client gave a progress token, the call's
+//     progress state (tool.Progress reports end with the call) and its
+//     liveness reports ([Options.ProgressInterval]);
 //  3. authz.Middleware: tools/list shows only the tools the caller may
 //     see, and a hidden tool answers like an unknown one;
-//  4. [Options.Middleware], in order.
+//  4. for tools/call: robust argument decoding. Some clients send array
+//     or object arguments as JSON text in a string; where a tool's input
+//     schema ([ToolInfo.InputSchema]) expects an array or an object (and
+//     not a string) at a top-level property, and the value is a string
+//     holding JSON of that kind, it is decoded before the SDK validates
+//     the arguments. Other strings are left alone, and fail validation
+//     where they do not fit;
+//  5. [Options.Middleware], in order.
 //
 // The returned server can be served over several transports at once
 // ([HTTPHandler], [ServeIO], in-memory) and keeps no per-request state.
@@ -92,10 +98,13 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 		// logged server-side).
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), known: access}
+	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: access}
 	mw := []mcp.Middleware{
 		c.middleware,
 		authz.Middleware(opts.Authorizer, access, &authz.MiddlewareOptions{Logger: c.log}),
+	}
+	if dec := newArgDecoder(tools); len(dec) > 0 {
+		mw = append(mw, dec.middleware)
 	}
 	mw = append(mw, opts.Middleware...)
 	s.AddReceivingMiddleware(mw...)
@@ -152,10 +161,11 @@ const (
 
 // chain is the server's own receiving middleware.
 type chain struct {
-	opts    Options
-	log     *slog.Logger
-	timeout time.Duration
-	known   map[string]authz.Access
+	opts     Options
+	log      *slog.Logger
+	timeout  time.Duration
+	interval time.Duration // liveness reports; 0: none
+	known    map[string]authz.Access
 }
 
 // tokenCaller is where [HTTPHandler]'s verifier leaves the caller, in
@@ -229,11 +239,19 @@ func (c *chain) call(ctx context.Context, method string, req *mcp.CallToolReques
 		defer cancel(nil)
 		defer context.AfterFunc(d.hard, func() { cancel(ErrShuttingDown) })()
 	}
+	if rc := boundRequest(ctx); rc != nil {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(rc, func() { cancel(errRequestEnded) })()
+	}
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, c.timeout, ErrCallTimeout)
 		defer cancel()
 	}
+	ctx, endProgress := c.beginProgress(ctx, req, start)
+	defer endProgress()
 	defer func() {
 		if p := recover(); p != nil {
 			pe := &registry.PanicError{Tool: name, Value: p}
@@ -266,13 +284,7 @@ func (c *chain) classify(ctx context.Context, name string, res mcp.Result, err e
 		}
 		toolErr = r.GetError()
 		if toolErr == nil {
-			// An error result made without SetError: authz's call guard
-			// answers an outage so, or a HandleResult tool.
-			if len(r.Content) == 1 {
-				if tc, ok := r.Content[0].(*mcp.TextContent); ok && tc.Text == textOutage {
-					return OutcomeOutage, &authz.OutageError{}
-				}
-			}
+			// An error result made without SetError: a HandleResult tool's.
 			toolErr = errors.New("the tool returned an error result")
 		}
 	} else {

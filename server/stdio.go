@@ -22,13 +22,15 @@ func ServeStdio(ctx context.Context, s *mcp.Server) error {
 // requests from r and writes responses to w, until the client closes r
 // (ServeIO then returns nil) or ctx is done (in-flight calls are
 // cancelled, the session is closed, and ServeIO returns ctx's error).
-// Callers are [Options.Caller]. For a graceful stop that lets in-flight
-// calls finish, use [StdioIO] under fx.
+// Callers are [Options.Caller]. A call the client cancels
+// (notifications/cancelled) has its handler's context cancelled and gets
+// no response. For a graceful stop that lets in-flight calls finish, use
+// [StdioIO] under fx.
 func ServeIO(ctx context.Context, s *mcp.Server, r io.ReadCloser, w io.WriteCloser) error {
 	d := newDrain()
 	stop := context.AfterFunc(ctx, d.cancel)
 	defer stop()
-	return serveIO(ctx, s, &mcp.IOTransport{Reader: r, Writer: w}, d)
+	return serveIO(ctx, s, stdioTransport(r, w), d)
 }
 
 // serveIO serves until the client leaves or ctx is done; then it closes

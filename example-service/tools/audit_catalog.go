@@ -74,26 +74,8 @@ func auditCatalog(ctx context.Context, d *Deps, req *mcp.CallToolRequest, in aud
 			rep.TotalQuantity += it.Quantity
 		}
 		rep.Checked++
-		progress(ctx, req, float64(i+1), float64(len(items)), fmt.Sprintf("checked %s", listed.ID))
+		// A failure to report progress does not fail the audit.
+		_ = tool.Progress(ctx, req, float64(i+1), float64(len(items)), fmt.Sprintf("checked %s", listed.ID))
 	}
 	return rep, nil
-}
-
-// progress sends a progress notification for the call req if its client
-// asked for progress (gave a progress token), and does nothing otherwise.
-// A failure to notify does not fail the call.
-func progress(ctx context.Context, req *mcp.CallToolRequest, done, total float64, msg string) {
-	if req == nil || req.Session == nil || req.Params == nil {
-		return
-	}
-	token := req.Params.GetProgressToken()
-	if token == nil {
-		return
-	}
-	_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-		ProgressToken: token,
-		Progress:      done,
-		Total:         total,
-		Message:       msg,
-	})
 }

@@ -1,0 +1,165 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stdioTransport is the transport of [ServeIO] and [StdioIO]: the SDK's
+// newline-delimited transport over r and w, except that a call the client
+// cancelled (notifications/cancelled) gets no response. The SDK answers
+// every call, a cancelled one with its handler's error; MCP says the
+// receiver of a cancellation should not answer, and the client has
+// forgotten the call anyway.
+//
+// A response that completes a JSON-RPC batch is always sent: once a client
+// sent a batch (protocols before 2025-06-18), nothing is suppressed on
+// its connection, since a missing response would hold back the whole
+// batch's answer.
+func stdioTransport(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
+	st := &cancelState{inflight: map[jsonrpc.ID]bool{}}
+	return &quietTransport{base: &mcp.IOTransport{Reader: &batchSpotter{ReadCloser: r, st: st}, Writer: w}, st: st}
+}
+
+// cancelState is shared by a stdio connection's reader and its
+// connection wrapper.
+type cancelState struct {
+	batches atomic.Bool // the client sent a batch
+
+	mu       sync.Mutex
+	inflight map[jsonrpc.ID]bool // calls read and not answered; true once cancelled
+}
+
+type quietTransport struct {
+	base mcp.Transport
+	st   *cancelState
+}
+
+func (t *quietTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.base.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &quietConn{Connection: c, st: t.st}, nil
+}
+
+type quietConn struct {
+	mcp.Connection
+	st *cancelState
+}
+
+func (c *quietConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	req, ok := m.(*jsonrpc.Request)
+	if !ok {
+		return m, err
+	}
+	switch {
+	case req.IsCall():
+		c.st.mu.Lock()
+		c.st.inflight[req.ID] = false
+		c.st.mu.Unlock()
+	case req.Method == "notifications/cancelled":
+		var p mcp.CancelledParams
+		if json.Unmarshal(req.Params, &p) != nil {
+			break
+		}
+		id, idErr := jsonrpc.MakeID(p.RequestID)
+		if idErr != nil {
+			break
+		}
+		c.st.mu.Lock()
+		if _, ok := c.st.inflight[id]; ok {
+			c.st.inflight[id] = true
+		}
+		c.st.mu.Unlock()
+	}
+	return m, err
+}
+
+func (c *quietConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	if resp, ok := m.(*jsonrpc.Response); ok && resp.ID.IsValid() {
+		c.st.mu.Lock()
+		cancelled := c.st.inflight[resp.ID]
+		delete(c.st.inflight, resp.ID)
+		c.st.mu.Unlock()
+		if cancelled && !c.st.batches.Load() {
+			return nil
+		}
+	}
+	return c.Connection.Write(ctx, m)
+}
+
+// batchSpotter notices a JSON-RPC batch (a line starting with "[") in the
+// byte stream before the SDK decodes it. One goroutine reads.
+type batchSpotter struct {
+	io.ReadCloser
+	st      *cancelState
+	midLine bool
+}
+
+func (b *batchSpotter) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	buf := p[:n]
+	for len(buf) > 0 {
+		if !b.midLine {
+			i := 0
+			for i < len(buf) && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r') {
+				i++
+			}
+			if i == len(buf) {
+				break
+			}
+			switch buf[i] {
+			case '\n':
+				buf = buf[i+1:]
+				continue
+			case '[':
+				b.st.batches.Store(true)
+			}
+			b.midLine = true
+			buf = buf[i:]
+		}
+		nl := bytes.IndexByte(buf, '\n')
+		if nl < 0 {
+			break
+		}
+		b.midLine = false
+		buf = buf[nl+1:]
+	}
+	return n, err
+}
+
+// errRequestEnded is the cause of a call's context ending because its
+// stateless HTTP request ended (the client went away).
+var errRequestEnded = errors.New("server: the HTTP request of the call ended")
+
+type requestKey struct{}
+
+// bindCalls ties every call a stateless HTTP request carries to the
+// request: when the request ends, the call is cancelled, whatever the
+// protocol version. The SDK does so only for 2026-07-28 requests
+// (StreamableHTTPOptions.PropagateRequestCancellation); a stateless
+// 2025 request's answer can be delivered only on its own request as
+// well, so once the client has gone, nothing is lost by stopping.
+func bindCalls(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, r.Context())))
+	})
+}
+
+// boundRequest returns the context of the stateless HTTP request a call
+// came in, or nil.
+func boundRequest(ctx context.Context) context.Context {
+	rc, _ := ctx.Value(requestKey{}).(context.Context)
+	return rc
+}
