@@ -21,13 +21,18 @@ import (
 // receiver of a cancellation should not answer, and the client has
 // forgotten the call anyway.
 //
+// A line that is not a JSON-RPC message is answered with an error and
+// dropped (see [lineGuard]) instead of ending the session.
+//
 // A response that completes a JSON-RPC batch is always sent: once a client
 // sent a batch (protocols before 2025-06-18), nothing is suppressed on
 // its connection, since a missing response would hold back the whole
 // batch's answer.
 func stdioTransport(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
-	st := &cancelState{inflight: map[jsonrpc.ID]bool{}}
-	return &quietTransport{base: &mcp.IOTransport{Reader: &batchSpotter{ReadCloser: r, st: st}, Writer: w}, st: st}
+	st := &cancelState{inflight: map[jsonrpc.ID]bool{}, changed: make(chan struct{})}
+	lw := &lockedWriter{w: w}
+	in := &batchSpotter{ReadCloser: newLineGuard(r, lw, st), st: st}
+	return &quietTransport{base: &mcp.IOTransport{Reader: in, Writer: lw}, st: st}
 }
 
 // cancelState is shared by a stdio connection's reader and its
@@ -37,6 +42,32 @@ type cancelState struct {
 
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]bool // calls read and not answered; true once cancelled
+	received int64               // messages the SDK has read
+	closed   bool                // the connection was closed
+	changed  chan struct{}       // closed and replaced at every change of the above
+}
+
+// changedLocked wakes [cancelState.settle]; st.mu must be held.
+func (st *cancelState) changedLocked() {
+	close(st.changed)
+	st.changed = make(chan struct{})
+}
+
+// settle blocks until the SDK has read the delivered messages (when no
+// batch was seen: a batch line holds several) and answered every call,
+// or the connection is closed. When a stdio client closes its input
+// after its last request, the answers to its requests still reach it.
+func (st *cancelState) settle(delivered int64) {
+	for {
+		st.mu.Lock()
+		done := st.closed || (len(st.inflight) == 0 && (st.batches.Load() || st.received >= delivered))
+		ch := st.changed
+		st.mu.Unlock()
+		if done {
+			return
+		}
+		<-ch
+	}
 }
 
 type quietTransport struct {
@@ -59,6 +90,14 @@ type quietConn struct {
 
 func (c *quietConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.Connection.Read(ctx)
+	if m != nil {
+		defer func() {
+			c.st.mu.Lock()
+			c.st.received++
+			c.st.changedLocked()
+			c.st.mu.Unlock()
+		}()
+	}
 	req, ok := m.(*jsonrpc.Request)
 	if !ok {
 		return m, err
@@ -90,13 +129,29 @@ func (c *quietConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	if resp, ok := m.(*jsonrpc.Response); ok && resp.ID.IsValid() {
 		c.st.mu.Lock()
 		cancelled := c.st.inflight[resp.ID]
-		delete(c.st.inflight, resp.ID)
 		c.st.mu.Unlock()
 		if cancelled && !c.st.batches.Load() {
+			c.answered(resp.ID)
 			return nil
 		}
+		defer c.answered(resp.ID) // after the write: settle then lets the input end
 	}
 	return c.Connection.Write(ctx, m)
+}
+
+func (c *quietConn) answered(id jsonrpc.ID) {
+	c.st.mu.Lock()
+	delete(c.st.inflight, id)
+	c.st.changedLocked()
+	c.st.mu.Unlock()
+}
+
+func (c *quietConn) Close() error {
+	c.st.mu.Lock()
+	c.st.closed = true
+	c.st.changedLocked()
+	c.st.mu.Unlock()
+	return c.Connection.Close()
 }
 
 // batchSpotter notices a JSON-RPC batch (a line starting with "[") in the
