@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -217,4 +218,141 @@ func bindCalls(h http.Handler) http.Handler {
 func boundRequest(ctx context.Context) context.Context {
 	rc, _ := ctx.Value(requestKey{}).(context.Context)
 	return rc
+}
+
+// quietSessions does for stateful HTTP sessions what [stdioTransport]
+// does for stdio: a call the client cancelled (notifications/cancelled)
+// gets no response. The SDK would write its handler's error on the
+// call's stream, which a client may still be reading.
+//
+// It sees every POST of a session before the SDK does: a cancellation is
+// recorded before the SDK cancels the handler, so the response the
+// handler then returns is known to be unwanted when it is written. Only
+// requests of one message are followed; a call that came in a JSON-RPC
+// batch is always answered (see [stdioTransport]).
+type quietSessions struct {
+	next  http.Handler
+	limit int64 // the body size limit the SDK applies
+
+	mu       sync.Mutex
+	inflight map[quietCall]bool // calls being served; true once cancelled
+}
+
+// quietCall is a call of a stateful session, as its caller sees it: a
+// cancellation from another caller (who would have to know the session's
+// id) never matches, as the SDK refuses it.
+type quietCall struct {
+	session, user string
+	id            jsonrpc.ID
+}
+
+func quietCancelled(next http.Handler, limit int64) http.Handler {
+	if limit <= 0 {
+		limit = mcp.DefaultMaxRequestBodyBytes
+	}
+	return &quietSessions{next: next, limit: limit, inflight: map[quietCall]bool{}}
+}
+
+func (q *quietSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	session := r.Header.Get("Mcp-Session-Id")
+	var user string
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		user = ti.UserID
+	}
+	if r.Method != http.MethodPost || session == "" {
+		q.next.ServeHTTP(w, r)
+		return
+	}
+	// Read what the SDK will read (it refuses a larger body), and give it
+	// the same bytes.
+	body, _ := io.ReadAll(io.LimitReader(r.Body, q.limit+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	var msg struct {
+		ID     any             `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method == "" {
+		q.next.ServeHTTP(w, r)
+		return
+	}
+	if msg.ID == nil {
+		var p mcp.CancelledParams
+		if msg.Method == "notifications/cancelled" && json.Unmarshal(msg.Params, &p) == nil {
+			if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+				q.mu.Lock()
+				c := quietCall{session, user, id}
+				if _, ok := q.inflight[c]; ok {
+					q.inflight[c] = true
+				}
+				q.mu.Unlock()
+			}
+		}
+		q.next.ServeHTTP(w, r)
+		return
+	}
+	id, err := jsonrpc.MakeID(msg.ID)
+	c := quietCall{session, user, id}
+	q.mu.Lock()
+	_, dup := q.inflight[c]
+	if err == nil && !dup {
+		q.inflight[c] = false
+	}
+	q.mu.Unlock()
+	if err != nil || dup {
+		q.next.ServeHTTP(w, r) // the SDK refuses it
+		return
+	}
+	defer func() {
+		q.mu.Lock()
+		delete(q.inflight, c)
+		q.mu.Unlock()
+	}()
+	q.next.ServeHTTP(&quietWriter{ResponseWriter: w, q: q, call: c}, r)
+}
+
+// quietWriter drops the response to its call, once the call is
+// cancelled, from the call's event stream. The SDK writes each event in
+// one Write.
+type quietWriter struct {
+	http.ResponseWriter
+	q    *quietSessions
+	call quietCall
+}
+
+func (w *quietWriter) Write(p []byte) (int, error) {
+	w.q.mu.Lock()
+	cancelled := w.q.inflight[w.call]
+	w.q.mu.Unlock()
+	if cancelled && isResponseEvent(p, w.call.id) {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController flush the stream.
+func (w *quietWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// isResponseEvent reports whether the server-sent event p carries the
+// response to the call id.
+func isResponseEvent(p []byte, id jsonrpc.ID) bool {
+	for line := range bytes.Lines(p) {
+		data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte("data: "))
+		if !ok {
+			continue
+		}
+		var m struct {
+			ID     any    `json:"id"`
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(data, &m) != nil || m.Method != "" || m.ID == nil {
+			return false
+		}
+		got, err := jsonrpc.MakeID(m.ID)
+		return err == nil && got == id
+	}
+	return false
 }

@@ -134,7 +134,9 @@ func (o *HTTPOptions) reportError(msg string, err error) {
 // HTTPHandler returns the streamable HTTP endpoint serving s: it
 // identifies the caller of every request with opts.Verifier (HTTP 401
 // for a missing or unknown token), and serves MCP statelessly (unless
-// opts.Stateful) with cancellation of a call when its request ends.
+// opts.Stateful) with cancellation of a call when its request ends. In
+// stateful sessions, a call the client cancels (notifications/cancelled)
+// is cancelled too, and gets no response.
 // Mount it wherever you like; [HTTPServer] mounts it at /mcp beside
 // health endpoints.
 //
@@ -167,6 +169,8 @@ func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 	var mcpHandler http.Handler = streamable
 	if !opts.Stateful {
 		mcpHandler = bindCalls(streamable)
+	} else {
+		mcpHandler = quietCancelled(streamable, opts.MaxRequestBodyBytes)
 	}
 	bearer := auth.RequireBearerToken(opts.verifier(), &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL:    opts.ResourceMetadataURL,

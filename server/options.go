@@ -66,11 +66,13 @@ type Options struct {
 
 	// OnError, if set, receives every recovered panic, as a
 	// *registry.PanicError (Tool is "" for a panic outside tools/call),
-	// whether a tool handler or a middleware panicked, and every internal
-	// error of the transports (a failing HTTP listener, a broken stdio
-	// session, a failing token verifier under fx). It must be safe for
-	// concurrent use and return quickly. Everything it receives is logged
-	// as well.
+	// whether a tool handler or a middleware panicked; every JSON-RPC
+	// internal error (-32603) a request is answered with, as a
+	// *jsonrpc.Error (a tool's, or the SDK's refusal of a malformed
+	// result); and every internal error of the transports (a failing HTTP
+	// listener, a broken stdio session, a failing token verifier under
+	// fx). It must be safe for concurrent use and return quickly.
+	// Everything it receives is logged as well.
 	OnError func(error)
 
 	// Instructions are the server's full instructions for clients (what

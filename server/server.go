@@ -199,7 +199,11 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if method != "tools/call" {
 			defer c.recoverOther(method, &err)
-			return next(ctx, method, req)
+			res, err = next(ctx, method, req)
+			if isInternal(err) {
+				c.opts.reportError("toolroute: internal error", fmt.Errorf("%s: %w", method, err))
+			}
+			return res, err
 		}
 		cr, ok := req.(*mcp.CallToolRequest)
 		if !ok || cr.Params == nil {
@@ -207,6 +211,13 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return c.call(ctx, method, cr, caller, next)
 	}
+}
+
+// isInternal reports whether err is a JSON-RPC internal error (-32603):
+// the server's fault, not the client's.
+func isInternal(err error) bool {
+	var rpc *jsonrpc.Error
+	return errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInternalError
 }
 
 func (c *chain) recoverOther(method string, errp *error) {
@@ -262,7 +273,7 @@ func (c *chain) call(ctx context.Context, method string, req *mcp.CallToolReques
 	}()
 	res, err = next(ctx, method, req)
 	outcome, cause := c.classify(ctx, name, res, err)
-	if outcome == OutcomePanic && c.opts.OnError != nil {
+	if (outcome == OutcomePanic || outcome == OutcomeError && isInternal(cause)) && c.opts.OnError != nil {
 		c.opts.OnError(cause)
 	}
 	c.logCall(ctx, name, caller, outcome, time.Since(start), cause)
