@@ -68,19 +68,34 @@ func Connect(tb testing.TB, s *mcp.Server, caller *authz.Caller, opts *Options) 
 // closed when the test ends.
 func ConnectHTTP(tb testing.TB, url, token string, opts *Options) *mcp.ClientSession {
 	tb.Helper()
-	t := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: BearerClient(token), MaxRetries: -1}
+	hc := BearerClient(token)
+	t := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}
 	cs, err := opts.client().Connect(context.Background(), t, opts.session())
 	if err != nil {
+		hc.CloseIdleConnections()
 		tb.Fatalf("servertest: client connect to %s: %v", url, err)
 	}
-	tb.Cleanup(func() { cs.Close() })
+	tb.Cleanup(func() {
+		cs.Close()
+		// An idle connection, or one dialed and never used, would hold a
+		// server's graceful shutdown for seconds.
+		hc.CloseIdleConnections()
+	})
 	return cs
 }
 
 // BearerClient returns an HTTP client that sends token as the bearer of
-// every request ("" sends none).
+// every request ("" sends none). It has a connection pool of its own:
+// call its CloseIdleConnections before shutting a test server down.
 func BearerClient(token string) *http.Client {
-	return &http.Client{Transport: &bearer{token: token, base: http.DefaultTransport}}
+	return &http.Client{Transport: &bearer{token: token, base: http.DefaultTransport.(*http.Transport).Clone()}}
+}
+
+// CloseIdleConnections closes the client's idle connections.
+func (b *bearer) CloseIdleConnections() {
+	if c, ok := b.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 type bearer struct {
