@@ -21,7 +21,10 @@ import (
 // visibility) or concrete escaped paths ("/catalog/api/v1/items/42", for
 // upstream requests). Implementations must be safe for concurrent use.
 type Authorizer interface {
+	// Allow decides one route: nil means allowed.
 	Allow(ctx context.Context, c Caller, r tool.Route) error
+	// AllowMany decides a batch: the i-th result is whether rs[i] is
+	// allowed.
 	AllowMany(ctx context.Context, c Caller, rs []tool.Route) ([]bool, error)
 }
 

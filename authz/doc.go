@@ -44,5 +44,7 @@
 // caller must be allowed it; only then is it sent, with the caller's
 // bearer. Caller-controlled values cannot widen a route: a placeholder
 // matches exactly one escaped segment, never "." or "..", and "%2F" stays
-// inside its segment.
+// inside its segment. A refused request fails with an error from which
+// [ToolError] extracts the authorization error, whose fixed text a tool
+// handler returns to the client.
 package authz

@@ -2,9 +2,11 @@
 // everything no tool file may get wrong: MCP annotations, schemas, the
 // upstream services to warm, and the tool → route table.
 //
-// A service declares one package-level registry for its dependency
-// container type and registers each tool from an init function of the
-// tool's own file:
+// # Registering
+//
+// A service declares one package-level [Registry] for its dependency
+// container type ([New]) and registers each tool from an init function of
+// the tool's own file:
 //
 //	var Registry = registry.New[*Deps]()
 //
@@ -13,9 +15,20 @@
 // service with a broken declaration does not start. [Registry.Check]
 // applies the same rules and returns the error instead.
 //
+// # Derived views
+//
+// [Registry.All], [Registry.Lookup], [Registry.AnnotationsFor],
+// [Registry.Routes], [Registry.MappedTools] and [Registry.ServiceKeys]
+// describe the registered tools; [Registry.Table] is the JSON tool → route
+// manifest ([RouteTable]) that RBAC proxies consume and that services keep
+// as a golden file for review.
+//
+// # Installing
+//
 // [Registry.Install] adds the tools to an *mcp.Server. Around every
-// handler it recovers panics (a panicking tool answers with an isError
-// result; the service keeps serving) and puts the call's [tool.Call] in
-// the context, which authz's upstream transport uses to check every
-// request the tool sends.
+// handler it recovers panics (the call ends with a [PanicError], an
+// isError result with a generic text; the service keeps serving) and
+// begins the call with [tool.BeginCall], so that the handler's context
+// carries the call's [tool.Call], which authz's upstream transport uses to
+// check every request the tool sends, and the state [tool.Progress] needs.
 package registry

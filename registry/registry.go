@@ -259,7 +259,8 @@ func (r *Registry[C]) Len() int {
 	return len(r.entries)
 }
 
-// Lookup returns the tool named name.
+// Lookup returns the tool named name, and whether there is one. Its
+// route slice is a copy; Description is dedented.
 func (r *Registry[C]) Lookup(name string) (tool.Tool[C], bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -396,11 +397,14 @@ func (r *Registry[C]) wrap(e *entry[C]) tool.Wrap {
 	}
 }
 
-// PanicError is the error a panicking handler's call ends with. Its
-// message is generic: the panic value stays in the server's log.
+// PanicError is the error a panicking handler's call ends with: Tool
+// names the tool ("" when the server reports a panic outside a tool
+// call), Value is what was panicked with. Its message is generic: the
+// panic value stays in the server's log.
 type PanicError struct {
 	Tool  string
 	Value any
 }
 
+// Error returns a generic text that tells nothing of the panic value.
 func (e *PanicError) Error() string { return errInternal.Error() }

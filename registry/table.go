@@ -14,7 +14,9 @@ type RouteTable struct {
 	Tools []RouteTableEntry `json:"tools"`
 }
 
-// RouteTableEntry is one tool's row of a [RouteTable].
+// RouteTableEntry is one tool's row of a [RouteTable]: its name,
+// behaviour, service key (omitted for a local tool), whether it is local,
+// and its declared routes (an empty list, never null, for a local tool).
 type RouteTableEntry struct {
 	Name       string              `json:"name"`
 	Behaviour  behaviour.Behaviour `json:"behaviour"`

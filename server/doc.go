@@ -73,6 +73,16 @@
 // string where the tool's schema expects an array or an object are
 // decoded before validation (see [New]).
 //
+// # Instructions
+//
+// [Options.Instructions] are advertised to clients, with
+// [Options.CustomInstructions] prepended. With [Options.AutoInstructions]
+// the full text moves into a local, read-only tool
+// ([Options.InstructionsTool], by default [DefaultInstructionsTool]), and
+// clients are told [Options.ShortInstructions] and the tool's name
+// instead. Every tool named in backticks in any of these texts must be a
+// tool of the server, or New fails, naming it.
+//
 // # HTTP
 //
 // The HTTP endpoint is stateless by default (MCP 2026-07-28 and older

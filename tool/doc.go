@@ -41,4 +41,21 @@
 // for a nil slice, map or pointer (fields without omitempty), and no
 // fields at all for a nil embedded struct pointer. Input schemas stay
 // strict.
+//
+// # Calls
+//
+// The registry's wrapper runs every call in a context that carries its
+// [Call] (the tool's name, service key, routes and locality):
+// [CallFromContext] reads it, and authz's upstream transport uses it to
+// check every request the tool sends.
+//
+// # Progress
+//
+// A handler reports progress with [Progress](ctx, req, done, total,
+// message): it sends notifications/progress only when the client gave a
+// progress token, drops values that do not increase, and sends nothing
+// once the call has ended. [Heartbeat] tells the client the call is still
+// running without reporting progress. Both need the call state that
+// [BeginCall] puts in the context; the registry's wrapper calls it for
+// every call, so tool authors never do.
 package tool

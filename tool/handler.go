@@ -34,8 +34,9 @@ type binding[C any] struct {
 
 // Wrap runs one invocation of a handler: it must call run (at most once)
 // with the context the handler should see, and return run's error or one
-// of its own. The registry's Wrap recovers panics and puts the [Call] in
-// the context.
+// of its own. The registry's Wrap recovers panics and begins the call
+// with [BeginCall], which puts the [Call] and the progress state in the
+// context.
 type Wrap func(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) error) error
 
 // IsZero reports whether h is the zero Handler (no handler was set).
@@ -74,7 +75,7 @@ func (h Handler[C]) OutputSchema() *jsonschema.Schema {
 // may be nil. The SDK validates arguments against the input schema before
 // the handler runs and answers bad ones with an isError result.
 //
-// AddTo panics if h is zero or has an [Handler.Err]; the registry's
+// AddTo panics if h is zero or [Handler.Err] is not nil; the registry's
 // Install checks both first.
 func (h Handler[C]) AddTo(s *mcp.Server, t *mcp.Tool, deps C, wrap Wrap) {
 	if err := h.Err(); err != nil {

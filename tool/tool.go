@@ -65,8 +65,9 @@ type Call struct {
 
 type callKey struct{}
 
-// WithCall returns a copy of ctx carrying c. The registry calls it for
-// every call; tests of code that reads [CallFromContext] may too.
+// WithCall returns a copy of ctx carrying c. [BeginCall] calls it for
+// every call the registry runs; tests of code that reads
+// [CallFromContext] may call it too.
 func WithCall(ctx context.Context, c *Call) context.Context {
 	return context.WithValue(ctx, callKey{}, c)
 }
