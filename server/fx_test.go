@@ -209,26 +209,7 @@ func TestFxGracefulShutdown(t *testing.T) {
 		fx.Populate(&hs),
 	)
 	app.RequireStart()
-	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
-	result := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
-		if err != nil {
-			t.Errorf("in-flight call: %v", err)
-		}
-		result <- res
-	}()
-	<-d.started
-	stopped := make(chan error, 1)
-	go func() { stopped <- app.Stop(context.Background()) }()
-	waitStatus(t, hs.Handler(), "/readyz", http.StatusServiceUnavailable)
-	close(d.release)
-	if res := <-result; res == nil || structured[waitOut](t, res) != (waitOut{Done: true}) {
-		t.Errorf("in-flight call result = %v", res)
-	}
-	if err := <-stopped; err != nil {
-		t.Errorf("Stop = %v", err)
-	}
+	stopWithCallInFlight(t, hs, d, func() error { return app.Stop(context.Background()) })
 }
 
 // TestFxShutdownTimeout: calls still running after ShutdownTimeout are

@@ -343,26 +343,7 @@ func TestHTTPReplicas(t *testing.T) {
 func TestHTTPShutdownWaitsForCalls(t *testing.T) {
 	d := newDeps("a")
 	hs := startHTTP(t, newTestServer(t, server.Options{}, d), server.HTTPOptions{})
-	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
-	result := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
-		if err != nil {
-			t.Errorf("in-flight call: %v", err)
-		}
-		result <- res
-	}()
-	<-d.started
-	stopped := make(chan error, 1)
-	go func() { stopped <- hs.Shutdown(context.Background()) }()
-	waitStatus(t, hs.Handler(), "/readyz", http.StatusServiceUnavailable)
-	close(d.release)
-	if res := <-result; res == nil || structured[waitOut](t, res) != (waitOut{Done: true}) {
-		t.Errorf("in-flight call result = %v", res)
-	}
-	if err := <-stopped; err != nil {
-		t.Errorf("Shutdown = %v", err)
-	}
+	stopWithCallInFlight(t, hs, d, func() error { return hs.Shutdown(context.Background()) })
 	if _, err := http.Get("http://" + hs.Addr() + "/healthz"); err == nil {
 		t.Error("the server still accepts connections after Shutdown")
 	}
@@ -404,5 +385,33 @@ func waitStatus(t *testing.T, h http.Handler, path string, status int) {
 			t.Fatalf("%s never answered %d", path, status)
 		}
 		runtimeGosched()
+	}
+}
+
+// stopWithCallInFlight starts a "wait" call over HTTP, stops the server
+// with stop while the call runs, and checks that /readyz answers 503
+// meanwhile, that the call then finishes with its result, and that stop
+// succeeds.
+func stopWithCallInFlight(t *testing.T, hs *server.HTTPServer, d *deps, stop func() error) {
+	t.Helper()
+	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
+	result := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
+		if err != nil {
+			t.Errorf("in-flight call: %v", err)
+		}
+		result <- res
+	}()
+	<-d.started
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	waitStatus(t, hs.Handler(), "/readyz", http.StatusServiceUnavailable)
+	close(d.release)
+	if res := <-result; res == nil || structured[waitOut](t, res) != (waitOut{Done: true}) {
+		t.Errorf("in-flight call result = %v", res)
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("stop = %v", err)
 	}
 }
