@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/server"
 )
 
@@ -89,9 +90,8 @@ func loadAccess(cfg config) (*access, error) {
 			return nil, fmt.Errorf("-tokens %s: %w", cfg.tokensFile, err)
 		}
 	case cfg.proxyAuth != "":
-		// The proxy knows the tokens; the service takes any as an opaque
-		// credential and forwards it.
-		a.verifier = opaqueToken
+		// The proxy knows the tokens: it judges each one.
+		a.verifier = proxyToken(a.authorizer)
 	default:
 		var err error
 		if a.tokens, err = parseTokens(defaultTokens, a.roles); err != nil {
@@ -157,13 +157,31 @@ func parseTokens(data []byte, roles []string) ([]tokenEntry, error) {
 	return entries, errors.Join(errs...)
 }
 
-// opaqueToken is the verifier used with an RBAC proxy and no tokens file:
-// every token is a credential the proxy judges. The caller's subject is a
-// digest of the token, for the logs.
-func opaqueToken(_ context.Context, token string, _ *http.Request) (authz.Caller, error) {
-	if token == "" {
-		return authz.Caller{}, fmt.Errorf("empty bearer token: %w", server.ErrInvalidToken)
+// proxyToken is the verifier used with an RBAC proxy and no tokens file:
+// the proxy judges every token, before any tool runs (local tools
+// included, which never ask the authorizer). A token the proxy does not
+// know gets HTTP 401 here too; a token it knows is a caller whose subject
+// is a digest of the token, for the logs, whatever the proxy then allows
+// it. a is cached, so this costs one proxy decision per token and cache
+// period; an outage fails the request (HTTP 500), never lets it in.
+func proxyToken(a authz.Authorizer) server.TokenVerifier {
+	return func(ctx context.Context, token string, _ *http.Request) (authz.Caller, error) {
+		if token == "" {
+			return authz.Caller{}, fmt.Errorf("empty bearer token: %w", server.ErrInvalidToken)
+		}
+		sum := sha256.Sum256([]byte(token))
+		c := authz.Caller{Subject: "token-" + hex.EncodeToString(sum[:6]), Bearer: token}
+		var (
+			denied *authz.DeniedError
+			unauth *authz.UnauthenticatedError
+		)
+		switch err := a.Allow(ctx, c, catalog.ListRoute); {
+		case err == nil, errors.As(err, &denied):
+			return c, nil
+		case errors.As(err, &unauth):
+			return authz.Caller{}, fmt.Errorf("the RBAC proxy does not know the token: %w", server.ErrInvalidToken)
+		default:
+			return authz.Caller{}, fmt.Errorf("checking the token with the RBAC proxy: %w", err)
+		}
 	}
-	sum := sha256.Sum256([]byte(token))
-	return authz.Caller{Subject: "token-" + hex.EncodeToString(sum[:6]), Bearer: token}, nil
 }

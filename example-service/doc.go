@@ -27,8 +27,9 @@
 //
 //	[{"token": "s3cret", "subject": "alice", "roles": ["editor"]}]
 //
-// With -proxy-auth and no -tokens, any bearer token is accepted as an
-// opaque credential and the proxy decides (and the catalog receives it).
+// With -proxy-auth and no -tokens, the proxy judges every bearer token: one
+// it does not know gets HTTP 401 before any tool runs; one it knows is
+// forwarded to it for every decision (and to the catalog).
 //
 // # Subcommands
 //

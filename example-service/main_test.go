@@ -603,12 +603,58 @@ func TestProxyAuth(t *testing.T) {
 	}, seen()); diff != "" {
 		t.Errorf("upstream requests (-want +got):\n%s", diff)
 	}
-	// A token the proxy does not know sees nothing: tools/list fails
-	// closed.
-	stranger := servertest.ConnectHTTP(t, url, "stranger", nil)
-	if _, err := stranger.ListTools(context.Background(), nil); err == nil {
-		t.Error("tools/list for a token the proxy refuses: no error")
+	// A token the proxy does not know gets HTTP 401 before anything runs,
+	// local tools included (they never ask the authorizer).
+	stranger := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: servertest.BearerClient("stranger"), MaxRetries: -1}
+	if cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v0"}, nil).Connect(context.Background(), stranger, nil); err == nil {
+		_, callErr := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami"})
+		cs.Close()
+		t.Errorf("a token the proxy does not know connected; whoami: %v", callErr)
 	}
+	resp := postRaw(t, url, "Bearer stranger", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`)
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("tools/call whoami with a token the proxy does not know: HTTP %d, want 401", resp.StatusCode)
+	}
+}
+
+// TestProxyAuthOutage: while the RBAC proxy is down, no token gets in,
+// not even to a local tool, and the bearer never reaches the log.
+func TestProxyAuthOutage(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	proxyURL := down.URL
+	down.Close() // nothing listens there any more
+	upstream, _, _ := recordingCatalog(t)
+	url, stderr := start(t, "-proxy-auth", proxyURL, "-upstream", upstream.URL)
+	resp := postRaw(t, url, "Bearer proxy-outage-secret", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`)
+	if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized {
+		t.Errorf("whoami during a proxy outage: HTTP %d, want a server error (neither served nor blamed on the token)", resp.StatusCode)
+	}
+	if strings.Contains(stderr.String(), "proxy-outage-secret") {
+		t.Errorf("the bearer reached the log:\n%s", stderr)
+	}
+}
+
+// postRaw posts one JSON-RPC message as a 2025-11-25 client would, with
+// the given Authorization header.
+func postRaw(t *testing.T, url, authorization, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp
 }
 
 func TestConfirmDestructive(t *testing.T) {

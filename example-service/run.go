@@ -31,7 +31,7 @@ type config struct {
 	upstream           string // "" = the embedded catalog
 	proxyAuth          string // "" = a policy
 	policyFile         string // "" = the embedded policy
-	tokensFile         string // "" = the demo tokens (or, with proxyAuth, opaque tokens)
+	tokensFile         string // "" = the demo tokens (or, with proxyAuth, any token the proxy knows)
 	anonymous          string // "" = off
 	confirmDestructive bool
 }
