@@ -19,6 +19,12 @@ import (
 	"github.com/toolroute/toolroute/tool"
 )
 
+// routesUsage is the usage of the routes subcommand, in both usage texts.
+const routesUsage = `  example-service routes                  print the tool → route table (JSON)
+  example-service routes -role NAME -behaviour read-only[,additive,destructive]
+                                          print a role policy granting those tools' routes
+`
+
 // errUsage marks a command-line mistake (exit status 2); the flag package
 // has printed the details.
 var errUsage = errors.New("usage error")
@@ -64,14 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.anonymous, "anonymous", "", "HTTP requests without a token act as `ROLE` (off by default; for local tools that cannot send headers)")
 	fs.BoolVar(&cfg.confirmDestructive, "confirm-destructive", false, "delete_item asks the user to confirm each deletion")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage:
-  example-service [flags]                 serve the catalog's MCP tools
-  example-service routes                  print the tool → route table (JSON)
-  example-service routes -role NAME -behaviour read-only[,additive,destructive]
-                                          print a role policy granting those tools' routes
-
-Flags:
-`)
+		fmt.Fprint(fs.Output(), "Usage:\n  example-service [flags]                 serve the catalog's MCP tools\n"+routesUsage+"\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -128,13 +127,7 @@ func routes(args []string, stdout, stderr io.Writer) error {
 	role := fs.String("role", "", "print a role policy for the role `NAME` instead of the route table")
 	behaviours := fs.String("behaviour", "", "with -role: the `behaviours` (comma-separated: read-only, additive, destructive) whose tools' routes the role gets")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage:
-  example-service routes                  print the tool → route table (JSON)
-  example-service routes -role NAME -behaviour read-only[,additive,destructive]
-                                          print a role policy granting those tools' routes
-
-Flags:
-`)
+		fmt.Fprint(fs.Output(), "Usage:\n"+routesUsage+"\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
