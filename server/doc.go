@@ -97,5 +97,8 @@
 // Stopping an fx application (or [HTTPServer.Shutdown]) stops accepting
 // requests and calls, lets in-flight calls finish within
 // [Options.ShutdownTimeout], then cancels them: their context's cause is
-// [ErrShuttingDown].
+// [ErrShuttingDown]. With stateful HTTP sessions, once the calls are
+// answered their standalone event streams end and the sessions are
+// closed, so an open client does not hold the shutdown until its
+// deadline.
 package server

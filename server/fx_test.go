@@ -209,7 +209,7 @@ func TestFxGracefulShutdown(t *testing.T) {
 		fx.Populate(&hs),
 	)
 	app.RequireStart()
-	stopWithCallInFlight(t, hs, d, func() error { return app.Stop(context.Background()) })
+	stopWithCallInFlight(t, hs, d, servertest.ConnectHTTP(t, hs.URL(), secretToken, nil), func() error { return app.Stop(context.Background()) })
 }
 
 // TestFxShutdownTimeout: calls still running after ShutdownTimeout are

@@ -144,14 +144,21 @@ func (o *HTTPOptions) reportError(msg string, err error) {
 // auth.TokenInfo; s should be built by [New], whose chain puts it in
 // every handler's context.
 func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
+	h, _, err := newHTTPHandler(s, opts)
+	return h, err
+}
+
+// newHTTPHandler is [HTTPHandler], with what a stateful handler holds
+// open (nil when stateless).
+func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessions, error) {
 	if s == nil {
-		return nil, errors.New("server: HTTPHandler of a nil *mcp.Server")
+		return nil, nil, errors.New("server: HTTPHandler of a nil *mcp.Server")
 	}
 	if opts.Verifier == nil {
-		return nil, errors.New("server: HTTPOptions.Verifier is nil: set a TokenVerifier (server.StaticTokens for demos) to identify callers")
+		return nil, nil, errors.New("server: HTTPOptions.Verifier is nil: set a TokenVerifier (server.StaticTokens for demos) to identify callers")
 	}
 	if opts.MaxRequestBodyBytes < 0 {
-		return nil, fmt.Errorf("server: HTTPOptions.MaxRequestBodyBytes is %d: must not be negative", opts.MaxRequestBodyBytes)
+		return nil, nil, fmt.Errorf("server: HTTPOptions.MaxRequestBodyBytes is %d: must not be negative", opts.MaxRequestBodyBytes)
 	}
 	sessionTimeout := opts.SessionTimeout
 	switch {
@@ -167,17 +174,20 @@ func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 		MaxRequestBodyBytes:          opts.MaxRequestBodyBytes,
 	})
 	var mcpHandler http.Handler = streamable
+	var open *sessions
 	if !opts.Stateful {
 		mcpHandler = bindCalls(streamable)
 	} else {
-		mcpHandler = quietCancelled(streamable, opts.MaxRequestBodyBytes)
+		quiet := quietCancelled(streamable, opts.MaxRequestBodyBytes)
+		open = newSessions(s)
+		mcpHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { open.serve(quiet, w, r) })
 	}
 	bearer := auth.RequireBearerToken(opts.verifier(), &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL:    opts.ResourceMetadataURL,
 		AllowMissingExpiration: true,
 	})(mcpHandler)
 	if opts.Anonymous == nil {
-		return bearer, nil
+		return bearer, open, nil
 	}
 	anon := *opts.Anonymous
 	anon.Roles = append([]string(nil), anon.Roles...)
@@ -187,7 +197,7 @@ func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 			return
 		}
 		mcpHandler.ServeHTTP(w, r.WithContext(authz.WithCaller(r.Context(), anon)))
-	}), nil
+	}), open, nil
 }
 
 // verifier adapts o.Verifier to the SDK: the caller travels in the
@@ -220,6 +230,7 @@ type HTTPServer struct {
 	handler  http.Handler
 	drain    *drain
 	draining atomic.Bool
+	sessions *sessions // stateful: what to end at Shutdown; else nil
 
 	mu     sync.Mutex
 	srv    *http.Server
@@ -230,11 +241,11 @@ type HTTPServer struct {
 // NewHTTPServer returns an HTTP server for s. It fails as [HTTPHandler]
 // does.
 func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
-	h, err := HTTPHandler(s, opts)
+	h, open, err := newHTTPHandler(s, opts)
 	if err != nil {
 		return nil, err
 	}
-	hs := &HTTPServer{opts: opts, drain: newDrain()}
+	hs := &HTTPServer{opts: opts, drain: newDrain(), sessions: open}
 	path := opts.Path
 	if path == "" {
 		path = defaultPath
@@ -331,6 +342,11 @@ func (h *HTTPServer) URL() string {
 // done first, the calls still running are cancelled (their context's
 // cause is [ErrShuttingDown]), connections are closed, and ctx's error is
 // returned.
+//
+// With [HTTPOptions.Stateful], the sessions' standalone event streams
+// (which never end on their own) end once the in-flight calls are done,
+// and then the sessions are closed: a client reconnects to another
+// replica and opens a new session there.
 func (h *HTTPServer) Shutdown(ctx context.Context) error {
 	h.draining.Store(true)
 	if d := h.opts.DrainDelay; d > 0 {
@@ -344,18 +360,33 @@ func (h *HTTPServer) Shutdown(ctx context.Context) error {
 	h.mu.Lock()
 	srv, served := h.srv, h.served
 	h.mu.Unlock()
-	if srv == nil {
-		return h.drain.wait(ctx)
+	shut := make(chan error, 1)
+	if srv != nil {
+		go func() { shut <- srv.Shutdown(ctx) }()
+	} else {
+		shut <- nil
 	}
-	err := srv.Shutdown(ctx)
-	if err == nil {
-		// Stateful sessions may still run calls outside any request.
-		err = h.drain.wait(ctx)
+	// Calls run in requests, and in stateful sessions outside any.
+	err := h.drain.wait(ctx)
+	// A stateful session's standalone stream never ends on its own, and
+	// a client whose stream ends reconnects it, or gives up the session
+	// with every call in flight: end it once the calls are answered.
+	if h.sessions != nil {
+		h.sessions.waitRequests(ctx)
+		h.sessions.endStreams()
+	}
+	if serr := <-shut; err == nil {
+		err = serr
 	}
 	h.drain.cancel()
-	if err != nil {
-		srv.Close()
+	if h.sessions != nil {
+		h.sessions.closeAll()
 	}
-	<-served
+	if srv != nil {
+		if err != nil {
+			srv.Close()
+		}
+		<-served
+	}
 	return err
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -343,9 +344,57 @@ func TestHTTPReplicas(t *testing.T) {
 func TestHTTPShutdownWaitsForCalls(t *testing.T) {
 	d := newDeps("a")
 	hs := startHTTP(t, newTestServer(t, server.Options{}, d), server.HTTPOptions{})
-	stopWithCallInFlight(t, hs, d, func() error { return hs.Shutdown(context.Background()) })
+	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
+	stopWithCallInFlight(t, hs, d, cs, func() error { return hs.Shutdown(context.Background()) })
 	if _, err := http.Get("http://" + hs.Addr() + "/healthz"); err == nil {
 		t.Error("the server still accepts connections after Shutdown")
+	}
+}
+
+// TestHTTPShutdownStateful: a stateful client holds a standalone event
+// stream open, which would hold a graceful shutdown until its deadline.
+// Shutdown lets the in-flight call finish and be answered, then ends the
+// stream and closes the session; a session of another transport on the
+// same server survives.
+func TestHTTPShutdownStateful(t *testing.T) {
+	d := newDeps("a")
+	s := newTestServer(t, server.Options{Caller: &authz.Caller{Subject: "local"}}, d)
+	hs := startHTTP(t, s, server.HTTPOptions{Stateful: true})
+	st, ct := mcp.NewInMemoryTransports()
+	other, err := s.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	local, err := mcp.NewClient(&mcp.Implementation{Name: "local"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { local.Close() })
+
+	// The SDK's client, as a user runs it: it opens the standalone
+	// stream and, when the stream ends, reconnects after a delay.
+	hc := servertest.BearerClient(secretToken)
+	t.Cleanup(hc.CloseIdleConnections)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stateful"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: hs.URL(), HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: v2025})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+
+	// A deadline only so that a shutdown held by the stream fails
+	// instead of hanging; it is no performance assertion.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stopWithCallInFlight(t, hs, d, cs, func() error { return hs.Shutdown(ctx) })
+	for ss := range s.Sessions() {
+		if ss != other {
+			t.Errorf("session %q still open after Shutdown", ss.ID())
+		}
+	}
+	if err := local.Ping(context.Background(), nil); err != nil {
+		t.Errorf("the in-memory session after the HTTP server's Shutdown: %v", err)
 	}
 }
 
@@ -388,13 +437,12 @@ func waitStatus(t *testing.T, h http.Handler, path string, status int) {
 	}
 }
 
-// stopWithCallInFlight starts a "wait" call over HTTP, stops the server
+// stopWithCallInFlight starts a "wait" call from cs, stops the server
 // with stop while the call runs, and checks that /readyz answers 503
 // meanwhile, that the call then finishes with its result, and that stop
 // succeeds.
-func stopWithCallInFlight(t *testing.T, hs *server.HTTPServer, d *deps, stop func() error) {
+func stopWithCallInFlight(t *testing.T, hs *server.HTTPServer, d *deps, cs *mcp.ClientSession, stop func() error) {
 	t.Helper()
-	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
 	result := make(chan *mcp.CallToolResult, 1)
 	go func() {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
