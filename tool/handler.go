@@ -213,7 +213,8 @@ func schemaFor(t reflect.Type) (*jsonschema.Schema, error) {
 	if rec := recursiveType(t, nil); rec != nil {
 		return nil, fmt.Errorf("%v contains itself (through %v): an inline schema cannot describe a recursive type", t, rec)
 	}
-	data, err := json.Marshal(reflector.ReflectFromType(t))
+	reflected := reflector.ReflectFromType(t)
+	data, err := json.Marshal(reflected)
 	if err != nil {
 		return nil, fmt.Errorf("schema of %v: %w", t, err)
 	}
@@ -221,10 +222,53 @@ func schemaFor(t reflect.Type) (*jsonschema.Schema, error) {
 	if err := json.Unmarshal(data, s); err != nil {
 		return nil, fmt.Errorf("schema of %v: %w", t, err)
 	}
+	keepOrder(reflected, s)
 	// The SDK validates with draft 2020-12 whatever $schema says; dropping
 	// it keeps tools/list small.
 	s.Schema = ""
 	return s, nil
+}
+
+// keepOrder gives s, the SDK's copy of the reflected schema r, r's order
+// of properties: the fields' order in the Go struct, as its author wrote
+// them (a model reads a tool's arguments in that order), where a Go map
+// would list them in alphabetical order.
+func keepOrder(r *invopop.Schema, s *jsonschema.Schema) {
+	if r == nil || s == nil {
+		return
+	}
+	if r.Properties != nil {
+		s.PropertyOrder = make([]string, 0, r.Properties.Len())
+		for p := r.Properties.Oldest(); p != nil; p = p.Next() {
+			s.PropertyOrder = append(s.PropertyOrder, p.Key)
+			keepOrder(p.Value, s.Properties[p.Key])
+		}
+	}
+	for k, v := range r.PatternProperties {
+		keepOrder(v, s.PatternProperties[k])
+	}
+	for k, v := range r.DependentSchemas {
+		keepOrder(v, s.DependentSchemas[k])
+	}
+	keepOrderAll(r.AllOf, s.AllOf)
+	keepOrderAll(r.AnyOf, s.AnyOf)
+	keepOrderAll(r.OneOf, s.OneOf)
+	keepOrderAll(r.PrefixItems, s.PrefixItems)
+	keepOrder(r.Not, s.Not)
+	keepOrder(r.If, s.If)
+	keepOrder(r.Then, s.Then)
+	keepOrder(r.Else, s.Else)
+	keepOrder(r.Items, s.Items)
+	keepOrder(r.Contains, s.Contains)
+	keepOrder(r.AdditionalProperties, s.AdditionalProperties)
+	keepOrder(r.PropertyNames, s.PropertyNames)
+	keepOrder(r.ContentSchema, s.ContentSchema)
+}
+
+func keepOrderAll(r []*invopop.Schema, s []*jsonschema.Schema) {
+	for i := range min(len(r), len(s)) {
+		keepOrder(r[i], s[i])
+	}
 }
 
 // objectSchemas caches objectSchema's results by type and direction:

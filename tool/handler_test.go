@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -333,6 +335,8 @@ func TestSchemaFor(t *testing.T) {
 		},
 		Required:             []string{"minPrice"},
 		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+		// The struct's order, not the alphabet's.
+		PropertyOrder: []string{"minPrice", "inStock"},
 	}
 	if diff := cmp.Diff(want, s, cmp.AllowUnexported(jsonschema.Schema{})); diff != "" {
 		t.Errorf("SchemaFor mismatch (-want +got):\n%s", diff)
@@ -644,4 +648,57 @@ func TestNullableOutputKinds(t *testing.T) {
 			t.Errorf("%s: Validate = %v, want valid: %v", tt.name, err, tt.want)
 		}
 	}
+}
+
+// TestPropertyOrderOnTheWire: a client receives a tool's properties in
+// the struct's order (name, price, kind, note, owner), not the alphabet's.
+func TestPropertyOrderOnTheWire(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
+	tool.Handle(create).AddTo(s, &mcp.Tool{Name: "create"}, deps{}, nil)
+	var wire lockedBuilder
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(context.Background(),
+		&mcp.LoggingTransport{Transport: ct, Writer: &wire}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cs.Close(); ss.Wait() }()
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	raw := wire.String()
+	i := strings.Index(raw, `"inputSchema":`)
+	if i < 0 {
+		t.Fatalf("no inputSchema on the wire:\n%s", raw)
+	}
+	var at []int
+	for _, p := range []string{`"name":{`, `"price":{`, `"kind":{`, `"note":{`, `"owner":{`} {
+		at = append(at, strings.Index(raw[i:], p))
+	}
+	if !slices.IsSorted(at) || at[0] < 0 {
+		t.Errorf("properties at %v, want the struct's order:\n%s", at, raw[i:])
+	}
+}
+
+// lockedBuilder is a strings.Builder safe for the logging transport's
+// concurrent writes.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
