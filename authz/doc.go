@@ -43,8 +43,10 @@
 // declares (else it is a configuration bug, refused and logged), and the
 // caller must be allowed it; only then is it sent, with the caller's
 // bearer. Caller-controlled values cannot widen a route: a placeholder
-// matches exactly one escaped segment, never "." or "..", and "%2F" stays
-// inside its segment. A refused request fails with an error from which
+// matches exactly one escaped segment, never "." or "..", and never one
+// that holds a path separator, escaped or not ("%2F", "%5C"), since an
+// upstream that decodes it before routing would see another segment. A
+// refused request fails with an error from which
 // [ToolError] extracts the authorization error, whose fixed text a tool
 // handler returns to the client.
 package authz

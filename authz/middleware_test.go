@@ -352,12 +352,17 @@ func TestCallerValuesCannotWidenRoute(t *testing.T) {
 		{"get_item", "%2e%2e", "", "not authorized (insufficient_scope)"},
 		{"get_item", ".%2E", "", "not authorized (insufficient_scope)"},
 		{"get_item", "", "", ""}, // schema: minLength 1
-		// An escaped slash stays inside its segment.
-		{"get_item", "a%2Fb", "GET /api/v1/items/a%2Fb", ""},
-		{"get_item", "..%2Fadmin", "GET /api/v1/items/..%2Fadmin", ""},
-		// delete_item binds its route: values are escaped, dots refused.
-		{"delete_item", "../../admin", "DELETE /api/v1/items/..%2F..%2Fadmin", ""},
-		{"delete_item", "a/b", "DELETE /api/v1/items/a%2Fb", ""},
+		// An escaped separator is refused too: an upstream that decodes
+		// %2F (or takes "\\" for "/") would see another segment.
+		{"get_item", "a%2Fb", "", "not authorized (insufficient_scope)"},
+		{"get_item", "..%2Fadmin", "", "not authorized (insufficient_scope)"},
+		{"get_item", "..%5Cadmin", "", "not authorized (insufficient_scope)"},
+		// delete_item binds its route: values are escaped, dots and
+		// separators refused before anything is sent.
+		{"delete_item", "it's 42%", "DELETE /api/v1/items/it%27s%2042%25", ""},
+		{"delete_item", "../../admin", "", ""},
+		{"delete_item", "a/b", "", ""},
+		{"delete_item", `a\b`, "", ""},
 		{"delete_item", "..", "", ""},
 	}
 	for _, tt := range tests {

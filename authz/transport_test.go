@@ -44,7 +44,9 @@ func TestTransportRouteCheck(t *testing.T) {
 	}{
 		{"GET", "/api/v1/items", true},
 		{"GET", "/api/v1/items/42", true},
-		{"GET", "/api/v1/items/a%2Fb", true},
+		{"GET", "/api/v1/items/a%20b", true},
+		{"GET", "/api/v1/items/a%2Fb", false}, // a separator, escaped
+		{"GET", "/api/v1/items/a%5Cb", false},
 		{"GET", "/api/v1/items/%2e", false}, // "." escaped
 		{"GET", "/api/v1/items/..", false},
 		{"GET", "/api/v1/items/.", false},

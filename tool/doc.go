@@ -20,8 +20,10 @@
 // routes decide which callers see a tool and which upstream requests a
 // call may send. [Route.Bind] fills a route's "{name}" placeholders with
 // escaped values and refuses any value that could add or climb a path
-// segment; [Route.Match] tells whether a concrete request falls under a
-// route.
+// segment ("", ".", "..", and any value holding "/" or "\", which an
+// upstream that decodes %2F before routing would split); [Route.Match]
+// tells whether a concrete request falls under a route, by the same rule.
+// Pass identifiers that may hold a slash as query parameters instead.
 //
 // # Schemas
 //

@@ -10,9 +10,10 @@ import (
 )
 
 // safeValue is an independent statement of what Bind accepts: a value
-// that is not empty, "." or "..", and holds no control character.
+// that is not empty, "." or "..", and holds no control character and no
+// path separator ("/", "\\").
 func safeValue(v string) bool {
-	if v == "" || v == "." || v == ".." {
+	if v == "" || v == "." || v == ".." || strings.ContainsAny(v, "/\\") {
 		return false
 	}
 	return !strings.ContainsFunc(v, unicode.IsControl)
@@ -41,6 +42,7 @@ func FuzzBind(f *testing.F) {
 		{"/{a}/{b}", "/", "//"},
 		{"/svc/a%2Fb/{a}", "x", ""},
 		{"/svc/{a}", "\u0085", ""},
+		{"/svc/{a}", `..\..`, ""},
 	} {
 		f.Add(s[0], s[1], s[2])
 	}
@@ -95,6 +97,9 @@ func FuzzMatch(f *testing.F) {
 		{"/svc/items/{id}", "/svc/items/42"},
 		{"/svc/items/{id}", "/svc/items/a%2Fb"},
 		{"/svc/items/{id}", "/svc/items/a/b"},
+		{"/svc/items/{id}", "/svc/items/a%5Cb"},
+		{"/svc/items/{id}", "/svc/items/a%2fb"},
+		{"/svc/items/{id}", "/svc/items/a\\b"},
 		{"/svc/items/{id}", "/svc/items/.."},
 		{"/svc/items/{id}", "/svc/items/%2E%2E"},
 		{"/svc/items/{id}", "/svc/items/%2e."},
@@ -136,6 +141,9 @@ func FuzzMatch(f *testing.F) {
 			if name := strings.Trim(tsegs[i], "{}"); name != tsegs[i] {
 				if err != nil {
 					t.Fatalf("%v matches %q, whose segment %q does not unescape: %v", tmpl, path, seg, err)
+				}
+				if strings.ContainsAny(u, "/\\") {
+					t.Fatalf("%v matches %q, whose placeholder segment %q decodes to a separator: %q", tmpl, path, seg, u)
 				}
 				values[name] = u
 			} else if tsegs[i] != seg {

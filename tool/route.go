@@ -190,9 +190,11 @@ func isIdent(s string) bool {
 // Bind returns r with every placeholder replaced by the [url.PathEscape]d
 // value of the same name. It refuses a route that is not [Route.Validate],
 // a missing or unknown name, and a value that is empty, "." or "..", or
-// holds a control character: a
-// caller-controlled value can never add a segment ("/" is escaped to %2F)
-// nor climb one.
+// holds "/", "\" or a control character: a caller-controlled value can
+// never add a path segment nor climb one. Escaping "/" as %2F would not
+// be enough: proxies and frameworks that decode %2F before routing (or
+// take "\" for "/") would read a new segment, and "..%2F..%2Fadmin"
+// would climb out of the route that was authorized.
 //
 // The result's URI is an escaped path; [Route.Match] of the bound route's
 // method and URI against r is always true.
@@ -242,8 +244,11 @@ func checkValue(v string) error {
 		return fmt.Errorf("value %q would climb a path segment", v)
 	}
 	for _, c := range v {
-		if c < ' ' || c == 0x7f || (c >= 0x80 && c <= 0x9f) {
+		switch {
+		case c < ' ' || c == 0x7f || (c >= 0x80 && c <= 0x9f):
 			return fmt.Errorf("value %q holds a control character", v)
+		case c == '/' || c == '\\':
+			return fmt.Errorf("value %q holds %q, which an upstream may read as a path separator", v, c)
 		}
 	}
 	return nil
@@ -252,8 +257,9 @@ func checkValue(v string) error {
 // Match reports whether a concrete request (method, escaped path as in
 // [url.URL.EscapedPath], service prefix included) falls under the route
 // template r. Literal segments must be equal; a placeholder matches exactly
-// one non-empty segment that is not "." or ".." (nor their escaped forms).
-// "%2F" stays inside its segment. An invalid template matches nothing.
+// one non-empty segment that is not "." or ".." and holds no separator,
+// escaped or not ("%2F", "%5C", "\"): what [Route.Bind] refuses to
+// send. An invalid template matches nothing.
 func (r Route) Match(method, escapedPath string) bool {
 	if method != r.Method || !strings.HasPrefix(escapedPath, "/") || r.check() != nil {
 		return false
@@ -285,12 +291,12 @@ func (r Route) Match(method, escapedPath string) bool {
 }
 
 func validSegmentValue(seg string) bool {
-	if seg == "" || seg == "." || seg == ".." {
+	if seg == "" || seg == "." || seg == ".." || strings.IndexByte(seg, '\\') >= 0 {
 		return false
 	}
 	if strings.IndexByte(seg, '%') >= 0 {
 		u, err := url.PathUnescape(seg)
-		if err != nil || u == "." || u == ".." {
+		if err != nil || u == "." || u == ".." || strings.ContainsAny(u, "/\\") {
 			return false
 		}
 	}

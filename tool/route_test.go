@@ -182,15 +182,12 @@ func TestBind(t *testing.T) {
 		{"no placeholders, nil values", tool.Route{URI: "/catalog/items", Method: "GET"}, nil, "/catalog/items", ""},
 		{"no placeholders, empty values", tool.Route{URI: "/catalog/items", Method: "GET"}, map[string]string{}, "/catalog/items", ""},
 		{"two", two, map[string]string{"shop": "s1", "id": "i1"}, "/catalog/s1/items/i1", ""},
-		{"slash escaped", items, map[string]string{"id": "a/b"}, "/catalog/api/v1/items/a%2Fb", ""},
-		{"climbing slash escaped", items, map[string]string{"id": "../../admin"}, "/catalog/api/v1/items/..%2F..%2Fadmin", ""},
 		{"percent escaped", items, map[string]string{"id": "100%"}, "/catalog/api/v1/items/100%25", ""},
 		{"escaped dot-dot stays literal", items, map[string]string{"id": "%2e%2e"}, "/catalog/api/v1/items/%252e%252e", ""},
 		{"space escaped", items, map[string]string{"id": "a b"}, "/catalog/api/v1/items/a%20b", ""},
 		{"question mark escaped", items, map[string]string{"id": "a?x=1"}, "/catalog/api/v1/items/a%3Fx=1", ""},
 		{"hash escaped", items, map[string]string{"id": "a#b"}, "/catalog/api/v1/items/a%23b", ""},
 		{"semicolon escaped", items, map[string]string{"id": "a;b"}, "/catalog/api/v1/items/a%3Bb", ""},
-		{"backslash escaped", items, map[string]string{"id": `..\..`}, "/catalog/api/v1/items/..%5C..", ""},
 		{"unicode escaped", items, map[string]string{"id": "café"}, "/catalog/api/v1/items/caf%C3%A9", ""},
 		{"dots inside value", items, map[string]string{"id": "v1.2"}, "/catalog/api/v1/items/v1.2", ""},
 		{"three dots", items, map[string]string{"id": "..."}, "/catalog/api/v1/items/...", ""},
@@ -203,6 +200,12 @@ func TestBind(t *testing.T) {
 		{"NUL", items, map[string]string{"id": "a\x00"}, "", "control character"},
 		{"DEL", items, map[string]string{"id": "\x7f"}, "", "control character"},
 		{"C1", items, map[string]string{"id": "\u009b"}, "", "control character"},
+		// Escaped, a separator would still be one for an upstream that
+		// decodes %2F (or takes "\\" for "/") before routing.
+		{"slash", items, map[string]string{"id": "a/b"}, "", `value "a/b" holds '/'`},
+		{"climbing slashes", items, map[string]string{"id": "../../admin"}, "", `holds '/'`},
+		{"lone slash", items, map[string]string{"id": "/"}, "", `holds '/'`},
+		{"backslash", items, map[string]string{"id": `..\..`}, "", `holds '\\'`},
 		{"missing", items, map[string]string{}, "", "no value for {id}"},
 		{"missing nil map", items, nil, "", "no value for {id}"},
 		{"one of two missing", two, map[string]string{"id": "1"}, "", "no value for {shop}"},
@@ -267,8 +270,6 @@ func TestMatch(t *testing.T) {
 		{"plain", items, "GET", "/catalog/api/v1/items/42", true},
 		{"literal", literal, "POST", "/catalog/api/v1/items", true},
 		{"two placeholders", two, "PUT", "/catalog/s1/items/i1", true},
-		{"escaped slash stays in segment", items, "GET", "/catalog/api/v1/items/a%2Fb", true},
-		{"escaped climbing slash stays in segment", items, "GET", "/catalog/api/v1/items/..%2F..%2Fadmin", true},
 		{"escaped percent", items, "GET", "/catalog/api/v1/items/100%25", true},
 		{"double-escaped dot-dot", items, "GET", "/catalog/api/v1/items/%252e%252e", true},
 		{"dots inside segment", items, "GET", "/catalog/api/v1/items/a..b", true},
@@ -279,6 +280,11 @@ func TestMatch(t *testing.T) {
 		{"lowercase method", items, "get", "/catalog/api/v1/items/42", false},
 		{"empty method", items, "", "/catalog/api/v1/items/42", false},
 		{"raw slash adds a segment", items, "GET", "/catalog/api/v1/items/a/b", false},
+		{"escaped slash", items, "GET", "/catalog/api/v1/items/a%2Fb", false},
+		{"escaped slash, lower case", items, "GET", "/catalog/api/v1/items/a%2fb", false},
+		{"escaped climbing slashes", items, "GET", "/catalog/api/v1/items/..%2F..%2Fadmin", false},
+		{"escaped backslash", items, "GET", "/catalog/api/v1/items/..%5C..", false},
+		{"raw backslash", items, "GET", `/catalog/api/v1/items/..\..`, false},
 		{"extra segment", items, "GET", "/catalog/api/v1/items/42/delete", false},
 		{"missing segment", items, "GET", "/catalog/api/v1/items", false},
 		{"missing segment, trailing slash", items, "GET", "/catalog/api/v1/items/", false},
@@ -368,9 +374,11 @@ func TestBindMatch(t *testing.T) {
 		{URI: "/svc/a%2Fb/{a}", Method: "PUT"},
 	}
 	values := []string{
-		"1", "a/b", "/", "//", "../..", "%", "%2e%2e", "%2F", "a b", "é", "日本", "?", "#", ";", "+", "~",
-		"...", ".a", "a.", "\\", "\ufffd", "\xff", "{a}", "}", "'\"<>", "a\u2028b",
+		"1", "%", "%2e%2e", "%2F", "%5C", "a b", "é", "日本", "?", "#", ";", "+", "~",
+		"...", ".a", "a.", "\ufffd", "\xff", "{a}", "}", "'\"<>", "a\u2028b",
 	}
+	// Separators are refused, escaped or not.
+	refused := []string{"a/b", "/", "//", "../..", "\\", `a\b`}
 	for _, tmpl := range templates {
 		for _, v := range values {
 			m := map[string]string{}
@@ -386,6 +394,15 @@ func TestBindMatch(t *testing.T) {
 				t.Errorf("%v does not match its binding %q (value %q)", tmpl, b.URI, v)
 			}
 			checkBound(t, tmpl, b)
+		}
+		for _, v := range refused {
+			m := map[string]string{}
+			for _, name := range tmpl.Placeholders() {
+				m[name] = v
+			}
+			if b, err := tmpl.Bind(m); err == nil {
+				t.Errorf("%v.Bind(%q) = %v, want it refused", tmpl, v, b)
+			}
 		}
 	}
 }
@@ -409,7 +426,8 @@ func checkBound(t testing.TB, tmpl, b tool.Route) {
 	} else if u.EscapedPath() != b.URI || !tmpl.Match(b.Method, u.EscapedPath()) {
 		t.Errorf("bound %q has the escaped path %q, matched: %v", b.URI, u.EscapedPath(), tmpl.Match(b.Method, u.EscapedPath()))
 	}
-	for _, seg := range strings.Split(b.URI, "/")[1:] {
+	tsegs := strings.Split(tmpl.URI, "/")
+	for i, seg := range strings.Split(b.URI, "/")[1:] {
 		u, err := url.PathUnescape(seg)
 		if err != nil {
 			t.Errorf("bound %q: segment %q does not unescape: %v", b.URI, seg, err)
@@ -417,12 +435,15 @@ func checkBound(t testing.TB, tmpl, b tool.Route) {
 		if seg == "" || seg == "." || seg == ".." || u == "" || u == "." || u == ".." {
 			t.Errorf("bound %q has a segment %q (decoded %q)", b.URI, seg, u)
 		}
+		if i+1 < len(tsegs) && tsegs[i+1] != seg && strings.ContainsAny(u, "/\\") {
+			t.Errorf("bound %q has a placeholder segment %q that decodes to a separator", b.URI, seg)
+		}
 	}
 }
 
 func BenchmarkMatch(b *testing.B) {
 	r := tool.Route{URI: "/catalog/api/v1/shops/{shop}/items/{id}", Method: "GET"}
-	path := "/catalog/api/v1/shops/s-1/items/a%2Fb"
+	path := "/catalog/api/v1/shops/s-1/items/caf%C3%A9"
 	b.ReportAllocs()
 	for b.Loop() {
 		if !r.Match("GET", path) {
@@ -433,7 +454,7 @@ func BenchmarkMatch(b *testing.B) {
 
 func BenchmarkBind(b *testing.B) {
 	r := tool.Route{URI: "/catalog/api/v1/shops/{shop}/items/{id}", Method: "GET"}
-	values := map[string]string{"shop": "s-1", "id": "a/b"}
+	values := map[string]string{"shop": "s-1", "id": "café 42"}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := r.Bind(values); err != nil {

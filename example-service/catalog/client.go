@@ -50,7 +50,7 @@ type InvalidIDError struct {
 }
 
 func (e *InvalidIDError) Error() string {
-	return fmt.Sprintf("invalid item id %q: it must be a non-empty path segment without control characters, and not \".\" or \"..\"", e.ID)
+	return fmt.Sprintf("invalid item id %q: it must be a non-empty path segment, not \".\" or \"..\", without \"/\", \"\\\" or control characters", e.ID)
 }
 
 func (e *InvalidIDError) Unwrap() error { return e.Err }
@@ -126,8 +126,8 @@ func (c *Client) do(ctx context.Context, r tool.Route, values map[string]string,
 	}
 	u := *base
 	u.Path, u.RawPath = "", ""
-	// The bound URI is an escaped path; parsing it keeps escapes such as
-	// %2F inside their segment.
+	// The bound URI is an escaped path; parsing it keeps its escapes
+	// (%20, %25, ...) as they are.
 	p, err := url.Parse(upstreamPath(bound))
 	if err != nil {
 		return fmt.Errorf("catalog: %s: %w", r, err)

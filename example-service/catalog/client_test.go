@@ -105,15 +105,14 @@ func TestClientRoundTrip(t *testing.T) {
 }
 
 // TestClientIDsStayInTheirSegment: whatever the id, the client sends it as
-// exactly one escaped segment of the item route, or nothing at all.
+// exactly one escaped segment of the item route, or nothing at all (an
+// id holding a separator, which an upstream decoding %2F would split).
 func TestClientIDsStayInTheirSegment(t *testing.T) {
 	tests := []struct {
 		id       string
 		wantPath string // "" = refused before sending
 	}{
 		{"itm-1", "/api/v1/items/itm-1"},
-		{"a/b", "/api/v1/items/a%2Fb"},
-		{"../../admin", "/api/v1/items/..%2F..%2Fadmin"},
 		{"%2e%2e", "/api/v1/items/%252e%252e"},
 		{"x?y=1#z", "/api/v1/items/x%3Fy=1%23z"},
 		{"a b", "/api/v1/items/a%20b"},
@@ -121,6 +120,9 @@ func TestClientIDsStayInTheirSegment(t *testing.T) {
 		{".", ""},
 		{"", ""},
 		{"a\nb", ""},
+		{"a/b", ""},
+		{"../../admin", ""},
+		{`..\admin`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

@@ -19,13 +19,19 @@ func Example() {
 	it, err := c.Get(ctx, "itm-2")
 	fmt.Println(it, err)
 
-	_, err = c.Get(ctx, "../admin")
+	_, err = c.Get(ctx, "itm-404")
 	var nf *catalog.NotFoundError
 	fmt.Println(err, errors.As(err, &nf))
+
+	// An id that could leave its path segment is never sent.
+	_, err = c.Get(ctx, "../admin")
+	var bad *catalog.InvalidIDError
+	fmt.Println(errors.As(err, &bad))
 
 	fmt.Println(catalog.GetRoute)
 	// Output:
 	// {itm-2 Milk jug 4} <nil>
-	// item "../admin" not found true
+	// item "itm-404" not found true
+	// true
 	// GET /catalog/api/v1/items/{id}
 }
