@@ -63,6 +63,9 @@
 // handler goes no further.
 //
 // The key is random per [Checker] unless [Options].Key is set: replicas
-// behind a load balancer must share a key. Replay protection is per
-// process.
+// behind a load balancer must share a key. The replay guard is a
+// [NonceStore], in memory by default and so per process: replicas must
+// share one too ([Options].Nonces), or an answer used on one replica can
+// be used again on another. A store that cannot answer refuses the
+// answer ([NonceStoreError]).
 package permission

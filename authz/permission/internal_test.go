@@ -1,10 +1,12 @@
 package permission
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -108,26 +110,30 @@ func TestMemoryBounded(t *testing.T) {
 }
 
 func TestSpentNoncesBounded(t *testing.T) {
-	s := newSpentNonces(2)
-	n := func(b byte) (x [nonceLen]byte) { x[0] = b; return x }
-	if err := s.spend(n(1), 100, 0); err != nil {
+	var now int64
+	s := newMemoryNonces(2, func() time.Time { return time.UnixMilli(now) })
+	ctx := context.Background()
+	spend := func(n string, expiry int64) error { return s.Spend(ctx, n, time.UnixMilli(expiry)) }
+	if err := spend("01", 100); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.spend(n(1), 100, 0); err != errReplayed {
-		t.Errorf("second spend = %v, want %v", err, errReplayed)
+	if err := spend("01", 100); err != ErrReplayed {
+		t.Errorf("second spend = %v, want %v", err, ErrReplayed)
 	}
-	if err := s.spend(n(2), 200, 0); err != nil {
+	if err := spend("02", 200); err != nil {
 		t.Fatal(err)
 	}
 	// Full of unexpired nonces: refuse rather than forget one.
-	if err := s.spend(n(3), 300, 50); err != errBusy {
+	now = 50
+	if err := spend("03", 300); err != errBusy {
 		t.Errorf("spend when full = %v, want %v", err, errBusy)
 	}
-	if err := s.spend(n(1), 100, 50); err != errReplayed {
-		t.Errorf("replay when full = %v, want %v", err, errReplayed)
+	if err := spend("01", 100); err != ErrReplayed {
+		t.Errorf("replay when full = %v, want %v", err, ErrReplayed)
 	}
-	// Once nonce 1 expired it makes room (its state is refused as expired).
-	if err := s.spend(n(3), 300, 100); err != nil {
+	// Once nonce 01 expired it makes room (its state is refused as expired).
+	now = 100
+	if err := spend("03", 300); err != nil {
 		t.Errorf("spend after expiry = %v, want nil", err)
 	}
 	if s.len() != 2 {

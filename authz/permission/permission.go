@@ -57,10 +57,16 @@ type Options struct {
 	// oldest is forgotten first (its question is asked again). 0 selects
 	// 10,000; a negative value remembers nothing.
 	MaxRemembered int
-	// MaxInFlight bounds the spent request states remembered until they
-	// expire (the replay guard). When it is full of unexpired states,
-	// answers are refused with a tool error. 0 selects 100,000.
+	// MaxInFlight bounds the spent request states the default in-memory
+	// NonceStore remembers until they expire. When it is full of
+	// unexpired states, answers are refused with a tool error. 0 selects
+	// 100,000.
 	MaxInFlight int
+	// Nonces is the replay guard: every answered request state is spent
+	// in it. nil selects an in-memory store (bounded by MaxInFlight),
+	// whose guard is per process: replicas sharing a Key must share a
+	// NonceStore too.
+	Nonces NonceStore
 }
 
 // Checker decides which capabilities a tool call gets, from its rules,
@@ -74,7 +80,7 @@ type Checker struct {
 	ttl       time.Duration
 	now       func() time.Time
 	memory    *memory
-	spent     *spentNonces
+	nonces    NonceStore
 }
 
 // New returns a Checker configured by opts (nil selects the defaults).
@@ -115,11 +121,10 @@ func New(opts *Options) *Checker {
 		maxRemembered = 10_000
 	}
 	c.memory = newMemory(maxRemembered)
-	maxInFlight := opts.MaxInFlight
-	if maxInFlight <= 0 {
-		maxInFlight = 100_000
+	c.nonces = opts.Nonces
+	if c.nonces == nil {
+		c.nonces = newMemoryNonces(opts.MaxInFlight, c.now)
 	}
-	c.spent = newSpentNonces(maxInFlight)
 	return c
 }
 
@@ -265,7 +270,7 @@ func (c *Checker) Require(ctx context.Context, req *mcp.CallToolRequest, r Reque
 	if req.Params.RequestState != "" || hasResp {
 		digest()
 		var err error
-		if ans, err = c.verify(b, req.Params.RequestState, resp, hasResp, len(subjects)*len(caps), r.NoRemember); err != nil {
+		if ans, err = c.verify(ctx, b, req.Params.RequestState, resp, hasResp, len(subjects)*len(caps), r.NoRemember); err != nil {
 			return Granted{}, nil, err
 		}
 	}
@@ -468,7 +473,7 @@ func (a *answer) asked(k int) bool { return a.mask[k/8]&(1<<(k%8)) != 0 }
 // verify checks a retry's request state and answer: the state's MAC
 // against b, its expiry, its single use, and the answer against the
 // question's schema.
-func (c *Checker) verify(b *binding, state string, resp mcp.InputResponse, hasResp bool, pairs int, noRemember bool) (*answer, error) {
+func (c *Checker) verify(ctx context.Context, b *binding, state string, resp mcp.InputResponse, hasResp bool, pairs int, noRemember bool) (*answer, error) {
 	if state == "" {
 		return nil, invalidState("missing (an answer needs the request state of its question)")
 	}
@@ -484,7 +489,7 @@ func (c *Checker) verify(b *binding, state string, resp mcp.InputResponse, hasRe
 		// Cannot happen for a state with a good MAC and request digest.
 		return nil, invalidState("not issued for this call")
 	}
-	if err := c.spent.spend(p.nonce, p.expiry, now); err != nil {
+	if err := c.spend(ctx, p); err != nil {
 		return nil, err
 	}
 	if !hasResp {

@@ -745,6 +745,77 @@ func TestStateFromAnotherChecker(t *testing.T) {
 	}
 }
 
+// TestReplicasShareNonces: replicas sharing a key and a NonceStore
+// accept an answer once, wherever it lands; a replay on another replica
+// is refused like a replay on the same one.
+func TestReplicasShareNonces(t *testing.T) {
+	args := actArgs{Subjects: []string{"item:42"}, Caps: []string{"delete"}}
+	key := []byte(strings.Repeat("k", 32))
+	nonces := permission.NewNonceStore(0)
+	noAuto := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}
+	ask := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowOnce)}}
+
+	s1, e1 := newServer(t, &permission.Options{Key: key, Nonces: nonces})
+	s2, e2 := newServer(t, &permission.Options{Key: key, Nonces: nonces})
+	cs1, cs2 := connect(t, s1, v2026, ask, noAuto), connect(t, s2, v2026, ask, noAuto)
+	q, err := call(t, cs1, args)
+	if err != nil || !q.NeedsInput() {
+		t.Fatalf("first round = %+v, %v; want input_required", q, err)
+	}
+	retry := &mcp.CallToolParams{
+		Name:           "act",
+		Arguments:      args,
+		Meta:           mcp.Meta{"test/principal": "alice"},
+		InputResponses: mcp.InputResponseMap{permission.InputKey: decision(permission.AllowOnce)},
+		RequestState:   q.RequestState,
+	}
+	if got := text(t)(cs2.CallTool(t.Context(), retry)); got != "granted delete" {
+		t.Fatalf("answer on the other replica = %q, want %q", got, "granted delete")
+	}
+	for _, cs := range []*mcp.ClientSession{cs1, cs2} {
+		res, err := cs.CallTool(t.Context(), retry)
+		wantProtocolError(t, res, err, "invalid requestState: already used")
+	}
+	if n := e1.effects.Load() + e2.effects.Load(); n != 1 {
+		t.Errorf("side effects = %d, want 1", n)
+	}
+}
+
+// nonceOutage is a NonceStore whose backend is down.
+type nonceOutage struct{}
+
+func (nonceOutage) Spend(context.Context, string, time.Time) error {
+	return errors.New("dial tcp 10.0.0.7:6379: connection refused")
+}
+
+// TestNonceStoreOutage: when the replay guard cannot answer, the answer
+// is refused with a fixed tool error (the cause stays on the server) and
+// nothing is granted.
+func TestNonceStoreOutage(t *testing.T) {
+	args := actArgs{Subjects: []string{"item:42"}, Caps: []string{"delete"}}
+	for _, tt := range []struct {
+		name string
+		h    string
+	}{{"Require", "act"}, {"Check", "act_typed"}} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, e := newServer(t, &permission.Options{Nonces: nonceOutage{}})
+			cs := connect(t, s, v2026, &asker{answers: []*mcp.ElicitResult{decision(permission.AllowOnce)}}, nil)
+			res, err := callAs(t, cs, "alice", tt.h, args)
+			got := outcome(t, res, err)
+			if want := "error: permission: cannot check the answer now; try again later"; got != want {
+				t.Errorf("outcome = %q, want %q", got, want)
+			}
+			if e.effects.Load() != 0 {
+				t.Errorf("side effects = %d, want 0", e.effects.Load())
+			}
+		})
+	}
+	var nse *permission.NonceStoreError
+	if err := error(&permission.NonceStoreError{Err: errors.ErrUnsupported}); !errors.As(err, &nse) || !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("NonceStoreError does not unwrap to its cause")
+	}
+}
+
 // TestAlwaysIsPerPrincipal checks that a remembered answer is one
 // principal's: another principal is asked.
 func TestAlwaysIsPerPrincipal(t *testing.T) {

@@ -7,10 +7,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"hash"
 	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -159,50 +157,4 @@ func requestDigest(subjects, capabilities []string, noRemember bool) [sha256.Siz
 	var d [sha256.Size]byte
 	h.Sum(d[:0])
 	return d
-}
-
-var (
-	errReplayed = invalidState("already used")
-	errBusy     = errors.New("permission: too many answers in flight; try again later")
-)
-
-// spentNonces remembers the nonces of used states until they expire, so
-// that no state is used twice. It is bounded: when full of unexpired
-// nonces it refuses answers (fail closed) rather than forget one.
-type spentNonces struct {
-	mu  sync.Mutex
-	max int
-	m   map[[nonceLen]byte]int64 // nonce → expiry, Unix ms
-}
-
-func newSpentNonces(max int) *spentNonces {
-	return &spentNonces{max: max, m: map[[nonceLen]byte]int64{}}
-}
-
-// spend marks nonce used. It fails if it was used already, or if the
-// store is full.
-func (s *spentNonces) spend(nonce [nonceLen]byte, expiry, now int64) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.m[nonce]; ok {
-		return errReplayed
-	}
-	if len(s.m) >= s.max {
-		for n, exp := range s.m {
-			if exp <= now { // expired: open refuses it anyway
-				delete(s.m, n)
-			}
-		}
-		if len(s.m) >= s.max {
-			return errBusy
-		}
-	}
-	s.m[nonce] = expiry
-	return nil
-}
-
-func (s *spentNonces) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.m)
 }
