@@ -672,6 +672,18 @@ func TestRetryRefused(t *testing.T) {
 	}
 }
 
+// allowOnceRetry is alice's retry of "act" with args, answering the
+// question q with "allow once".
+func allowOnceRetry(args actArgs, q *mcp.CallToolResult) *mcp.CallToolParams {
+	return &mcp.CallToolParams{
+		Name:           "act",
+		Arguments:      args,
+		Meta:           mcp.Meta{"test/principal": "alice"},
+		InputResponses: mcp.InputResponseMap{permission.InputKey: decision(permission.AllowOnce)},
+		RequestState:   q.RequestState,
+	}
+}
+
 func wantProtocolError(t *testing.T, res *mcp.CallToolResult, err error, wantMsg string) {
 	t.Helper()
 	var werr *jsonrpc.Error
@@ -692,13 +704,7 @@ func TestRetryReplayed(t *testing.T) {
 	if err != nil || !q.NeedsInput() {
 		t.Fatalf("first round = %+v, %v; want input_required", q, err)
 	}
-	retry := &mcp.CallToolParams{
-		Name:           "act",
-		Arguments:      args,
-		Meta:           mcp.Meta{"test/principal": "alice"},
-		InputResponses: mcp.InputResponseMap{permission.InputKey: decision(permission.AllowOnce)},
-		RequestState:   q.RequestState,
-	}
+	retry := allowOnceRetry(args, q)
 	if got := text(t)(cs.CallTool(t.Context(), retry)); got != "granted delete" {
 		t.Fatalf("retry = %q, want %q", got, "granted delete")
 	}
@@ -724,13 +730,7 @@ func TestStateFromAnotherChecker(t *testing.T) {
 	if err != nil || !q.NeedsInput() {
 		t.Fatalf("first round = %+v, %v; want input_required", q, err)
 	}
-	retry := &mcp.CallToolParams{
-		Name:           "act",
-		Arguments:      args,
-		Meta:           mcp.Meta{"test/principal": "alice"},
-		InputResponses: mcp.InputResponseMap{permission.InputKey: decision(permission.AllowOnce)},
-		RequestState:   q.RequestState,
-	}
+	retry := allowOnceRetry(args, q)
 	// Another checker, random key: refused.
 	s2, e2 := newServer(t, &permission.Options{})
 	res, err := connect(t, s2, v2026, ask, noAuto).CallTool(t.Context(), retry)
@@ -762,13 +762,7 @@ func TestReplicasShareNonces(t *testing.T) {
 	if err != nil || !q.NeedsInput() {
 		t.Fatalf("first round = %+v, %v; want input_required", q, err)
 	}
-	retry := &mcp.CallToolParams{
-		Name:           "act",
-		Arguments:      args,
-		Meta:           mcp.Meta{"test/principal": "alice"},
-		InputResponses: mcp.InputResponseMap{permission.InputKey: decision(permission.AllowOnce)},
-		RequestState:   q.RequestState,
-	}
+	retry := allowOnceRetry(args, q)
 	if got := text(t)(cs2.CallTool(t.Context(), retry)); got != "granted delete" {
 		t.Fatalf("answer on the other replica = %q, want %q", got, "granted delete")
 	}
@@ -912,13 +906,7 @@ func TestAnswerCoversOnlyWhatWasAsked(t *testing.T) {
 	if got := text(t)(call(t, auto, actArgs{Subjects: []string{"item:3"}, Caps: []string{"read"}})); got != "granted read" {
 		t.Fatalf("third call = %q", got)
 	}
-	res, err := noAuto.CallTool(t.Context(), &mcp.CallToolParams{
-		Name:           "act",
-		Arguments:      args,
-		Meta:           mcp.Meta{"test/principal": "alice"},
-		InputResponses: mcp.InputResponseMap{permission.InputKey: decision(permission.AllowOnce)},
-		RequestState:   q.RequestState,
-	})
+	res, err := noAuto.CallTool(t.Context(), allowOnceRetry(args, q))
 	if got, want := outcome(t, res, err), "error: permission denied: read on item:1, item:2"; got != want {
 		t.Errorf("retry = %q, want %q", got, want)
 	}
