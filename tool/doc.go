@@ -34,9 +34,12 @@
 // struct tags: `jsonschema:"minLength=1,description=the item's id"` (a
 // comma inside a description is written "\,"). Types that contain
 // themselves cannot be inlined and are refused. A type that marshals
-// itself (MarshalJSON, MarshalText) must describe its own schema with a
-// JSONSchema() *jsonschema.Schema method, time.Time aside: the reflector
-// sees only its fields.
+// itself as text (MarshalText: uuid.UUID, netip.Addr) is a string. One
+// that marshals itself as JSON (MarshalJSON) must describe its JSON with
+// a JSONSchema() *jsonschema.Schema method (value receiver) or a
+// JSONSchemaAlias() method, or the handler is refused: its fields would
+// describe something else. time.Time, net.IP, url.URL and
+// json.RawMessage are known.
 //
 // The SDK validates every structured result against its output schema,
 // so output schemas accept what encoding/json writes for nil values: null

@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	invopop "github.com/invopop/jsonschema"
@@ -213,7 +216,27 @@ func schemaFor(t reflect.Type) (*jsonschema.Schema, error) {
 	if rec := recursiveType(t, nil); rec != nil {
 		return nil, fmt.Errorf("%v contains itself (through %v): an inline schema cannot describe a recursive type", t, rec)
 	}
-	reflected := reflector.ReflectFromType(t)
+	// What marshals itself has a JSON its fields do not describe.
+	var problem error
+	r := reflector
+	r.Mapper = func(t reflect.Type) *invopop.Schema {
+		s, err := marshalerSchema(t)
+		if err != nil && problem == nil {
+			problem = err
+		}
+		return s
+	}
+	// The root is expanded, never mapped: map it here.
+	reflected, err := marshalerSchema(t)
+	if err != nil {
+		return nil, err
+	}
+	if reflected == nil {
+		reflected = r.ReflectFromType(t)
+	}
+	if problem != nil {
+		return nil, problem
+	}
 	data, err := json.Marshal(reflected)
 	if err != nil {
 		return nil, fmt.Errorf("schema of %v: %w", t, err)
@@ -328,6 +351,36 @@ var (
 	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
 	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
 )
+
+var (
+	timeType       = reflect.TypeFor[time.Time]()
+	ipType         = reflect.TypeFor[net.IP]()
+	urlType        = reflect.TypeFor[url.URL]()
+	rawMessageType = reflect.TypeFor[json.RawMessage]()
+)
+
+// marshalerSchema is the reflector's Mapper for types that marshal
+// themselves: the reflector would describe their fields, not their JSON.
+// A TextMarshaler is a JSON string; a json.Marshaler must describe itself
+// (a JSONSchema method with a value receiver, or JSONSchemaAlias), else
+// it is an error. The types the reflector knows (time.Time, net.IP,
+// url.URL, json.RawMessage) and those that describe themselves are left
+// to it (nil, nil).
+func marshalerSchema(t reflect.Type) (*invopop.Schema, error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == timeType || t == ipType || t == urlType || t == rawMessageType,
+		t.Implements(invopopSchema) || t.Implements(invopopAlias):
+		return nil, nil
+	case t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler):
+		return nil, fmt.Errorf("%v marshals itself (MarshalJSON), so its fields do not describe its JSON: give it a JSONSchema() *jsonschema.Schema method (github.com/invopop/jsonschema, value receiver) or a JSONSchemaAlias() any method", t)
+	case t.Implements(textMarshaler) || reflect.PointerTo(t).Implements(textMarshaler):
+		return &invopop.Schema{Type: "string"}, nil // encoding/json writes MarshalText's result as a string
+	}
+	return nil, nil
+}
 
 // recursiveType returns the first type reachable from t, the way the
 // reflector walks types, that contains itself; nil if there is none.

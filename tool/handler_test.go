@@ -3,6 +3,7 @@ package tool_test
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -222,6 +223,45 @@ type ignoredLoop struct {
 // TestNonObject checks that every In or Out type that does not reflect to
 // an object schema makes a Handler with an Err, and that structs and maps
 // (and pointers to them) do not.
+// point marshals itself as [x, y]: its fields do not describe its JSON.
+type point struct{ X, Y int }
+
+func (p *point) MarshalJSON() ([]byte, error) { return json.Marshal([2]int{p.X, p.Y}) }
+
+type withPoint struct {
+	At point `json:"at"`
+}
+
+// money marshals itself as a decimal string, and says so.
+type money struct{ cents int64 }
+
+func (m money) MarshalJSON() ([]byte, error) {
+	return json.Marshal(fmt.Sprintf("%d.%02d", m.cents/100, m.cents%100))
+}
+
+func (money) JSONSchema() *invopop.Schema {
+	return &invopop.Schema{Type: "string", Pattern: `^[0-9]+\.[0-9]{2}$`}
+}
+
+type withMoney struct {
+	Price money `json:"price"`
+}
+
+// ticket is a text marshaler over bytes, as uuid.UUID is: encoding/json
+// writes it as a string, not as the array of numbers its kind suggests.
+type ticket [4]byte
+
+func (t ticket) MarshalText() ([]byte, error) { return fmt.Appendf(nil, "T-%x", t[:]), nil }
+
+func (t *ticket) UnmarshalText(b []byte) error {
+	h, ok := bytes.CutPrefix(b, []byte("T-"))
+	if !ok || len(h) != 2*len(t) {
+		return errors.New("want T- and 8 hex digits")
+	}
+	_, err := hex.Decode(t[:], h)
+	return err
+}
+
 func TestNonObject(t *testing.T) {
 	type obj struct {
 		A string `json:"a"`
@@ -261,6 +301,15 @@ func TestNonObject(t *testing.T) {
 		{"recursive result in", tool.HandleResult(func(context.Context, deps, *mcp.CallToolRequest, []node) (*mcp.CallToolResult, error) {
 			return nil, nil
 		}), "contains itself"},
+		{"self-describing marshaler field", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, withMoney) (obj, error) { return obj{}, nil }), ""},
+		{"marshaler field", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (withPoint, error) { return withPoint{}, nil }), "output type: tool_test.point marshals itself (MarshalJSON), so its fields do not describe its JSON: give it a JSONSchema() *jsonschema.Schema method"},
+		{"marshaler in a slice", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct {
+			Points []*point `json:"points"`
+		}) (obj, error) {
+			return obj{}, nil
+		}), "input type: tool_test.point marshals itself (MarshalJSON)"},
+		{"marshaler root", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, point) (obj, error) { return obj{}, nil }), "input type: tool_test.point marshals itself"},
+		{"text marshaler root", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (ticket, error) { return ticket{}, nil }), "output type tool_test.ticket reflects to a string schema, want an object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -701,4 +750,51 @@ func (l *lockedBuilder) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestTextMarshalerOnTheWire: a field whose type marshals as text is a
+// string in both schemas, so the SDK accepts the string a client sends
+// and the string the handler's result holds (reflected by its kind, a
+// [4]byte would be an array of four integers, and both would fail).
+func TestTextMarshalerOnTheWire(t *testing.T) {
+	type args struct {
+		Ticket ticket          `json:"ticket"`
+		When   time.Time       `json:"when"`
+		Raw    json.RawMessage `json:"raw,omitempty"`
+	}
+	type out struct {
+		Next  ticket            `json:"next"`
+		Seen  map[string]ticket `json:"seen"`
+		Price money             `json:"price"`
+	}
+	h := tool.Handle(func(_ context.Context, _ deps, _ *mcp.CallToolRequest, in args) (out, error) {
+		next := in.Ticket
+		next[3]++
+		return out{Next: next, Seen: map[string]ticket{"in": in.Ticket}, Price: money{1999}}, nil
+	})
+	if err := h.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.InputSchema().Properties["ticket"].Type; got != "string" {
+		t.Errorf("ticket's input schema type = %q, want string", got)
+	}
+	if got := h.InputSchema().Properties["when"]; got.Type != "string" || got.Format != "date-time" {
+		t.Errorf("time.Time's schema = %+v, want a date-time string", got)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
+	h.AddTo(s, &mcp.Tool{Name: "next"}, deps{}, nil)
+	cs := connect(t, s)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "next", Arguments: map[string]any{
+		"ticket": "T-0a0b0c0d", "when": "2026-11-30T01:02:03Z", "raw": []any{1, "two"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("isError: %v", res.Content[0].(*mcp.TextContent).Text)
+	}
+	got, _ := json.Marshal(res.StructuredContent)
+	if want := `{"next":"T-0a0b0c0e","price":"19.99","seen":{"in":"T-0a0b0c0d"}}`; string(got) != want {
+		t.Errorf("result = %s, want %s", got, want)
+	}
 }
