@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -528,6 +529,85 @@ func TestUpstreamDenied(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("viewer audit_catalog: %v %q", err, resultText(t, res))
 	}
+}
+
+// TestUpstreamOutage: when the catalog is down or answers nonsense, every
+// catalog tool answers the fixed "catalog service unavailable" (the cause
+// is logged, never the bearer), and the session keeps serving.
+func TestUpstreamOutage(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close() // connection refused from now on
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "<html>upstream exploded</html>", http.StatusInternalServerError)
+	}))
+	t.Cleanup(failing.Close)
+	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"items": [{"id": 42`)
+	}))
+	t.Cleanup(garbage.Close)
+
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"list_items", nil},
+		{"get_item", map[string]any{"id": "itm-1"}},
+		{"create_item", map[string]any{"name": "x", "quantity": 1}},
+		{"update_item", map[string]any{"id": "itm-1", "name": "x", "quantity": 1}},
+		{"delete_item", map[string]any{"id": "itm-1"}},
+		{"audit_catalog", nil},
+	}
+	for _, backend := range []struct{ name, url string }{
+		{"connection refused", down.URL},
+		{"HTTP 500", failing.URL},
+		{"truncated JSON", garbage.URL},
+	} {
+		t.Run(backend.name, func(t *testing.T) {
+			var logs syncBuffer
+			cs, _ := connectWith(t, &upstream{url: backend.url}, alice, authz.AllowAll(), nil, nil, func(d *tools.Deps) {
+				d.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			})
+			for _, c := range calls {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+				if err != nil {
+					t.Fatalf("%s: %v", c.tool, err)
+				}
+				if got := resultText(t, res); !res.IsError || got != "catalog service unavailable" {
+					t.Errorf("%s: IsError %v, text %q; want the error %q", c.tool, res.IsError, got, "catalog service unavailable")
+				}
+			}
+			if n := strings.Count(logs.String(), "catalog request failed"); n != len(calls) {
+				t.Errorf("%d causes logged, want %d:\n%s", n, len(calls), logs.String())
+			}
+			if strings.Contains(logs.String(), alice.Bearer) {
+				t.Errorf("the log holds the bearer:\n%s", logs.String())
+			}
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami"})
+			if err != nil || res.IsError {
+				t.Fatalf("whoami after the failures: %v, %q", err, resultText(t, res))
+			}
+		})
+	}
+}
+
+// syncBuffer is a strings.Builder safe for the logger's concurrent
+// writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestBearerForwarded: the catalog receives the caller's bearer.
