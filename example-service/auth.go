@@ -95,6 +95,9 @@ func loadAccess(cfg config) (*access, error) {
 	default:
 		var err error
 		if a.tokens, err = parseTokens(defaultTokens, a.roles); err != nil {
+			if cfg.policyFile != "" {
+				return nil, fmt.Errorf("the demo tokens need the roles viewer, editor and admin, which -policy %s lacks: pass -tokens FILE with its roles (%w)", cfg.policyFile, err)
+			}
 			return nil, fmt.Errorf("embedded tokens.json: %w", err)
 		}
 		a.demo = true

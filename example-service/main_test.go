@@ -694,6 +694,8 @@ func TestFlagErrors(t *testing.T) {
 	os.WriteFile(badTokens, []byte(`[{"token": "a b", "subject": "", "roles": ["root"]}, {"token": "tok-1", "subject": "x"}, {"token": "tok-1", "subject": "y"}]`), 0o600)
 	badPolicy := filepath.Join(dir, "policy.json")
 	os.WriteFile(badPolicy, []byte(`[{"role": "viewer", "accessPolicies": [{"path": "(", "methods": ["GET"], "effect": "allow"}]}]`), 0o600)
+	auditorPolicy := filepath.Join(dir, "auditor.json")
+	os.WriteFile(auditorPolicy, []byte(`[{"role": "auditor", "accessPolicies": [{"path": "^/catalog/", "methods": ["GET"], "effect": "allow"}]}]`), 0o600)
 	tests := []struct {
 		args []string
 		want string // in the error or on stderr
@@ -712,6 +714,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-tokens", badTokens}, `the policy has no role "root"`},
 		{[]string{"-tokens", filepath.Join(dir, "missing.json")}, "no such file"},
 		{[]string{"-policy", badPolicy}, "-policy " + badPolicy},
+		{[]string{"-policy", auditorPolicy}, "the demo tokens need the roles viewer, editor and admin, which -policy " + auditorPolicy + " lacks: pass -tokens FILE"},
+		{[]string{"-proxy-auth", "http://127.0.0.1:1", "-anonymous", "admin"}, "-anonymous needs a role policy"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-nope"}, "flag provided but not defined"},
 		{[]string{"-addr", "127.0.0.1:0", "-upstream", "http://127.0.0.1:1"}, `warming service "catalog"`},

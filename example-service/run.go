@@ -87,6 +87,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	switch {
 	case cfg.proxyAuth != "" && cfg.policyFile != "":
 		return cfg, usageError(fs, "-proxy-auth and -policy exclude each other: the proxy's policy decides")
+	case cfg.proxyAuth != "" && cfg.anonymous != "":
+		return cfg, usageError(fs, "-anonymous needs a role policy: with -proxy-auth the proxy judges bearer tokens, and a request without one has none to judge")
 	case cfg.stdio && cfg.anonymous != "":
 		return cfg, usageError(fs, "-anonymous applies to HTTP only; over stdio the caller is -caller")
 	case cfg.stdio && set["addr"]:

@@ -144,7 +144,11 @@ func (r *Registry[C]) check(t tool.Tool[C], site string) error {
 			continue
 		}
 		if t.ServiceKey != "" && !strings.HasPrefix(rt.URI, "/"+t.ServiceKey+"/") {
-			fail("route %s is outside service %q (its URI must start with %q)", rt, t.ServiceKey, "/"+t.ServiceKey+"/")
+			hint := ""
+			if rest, ok := strings.CutPrefix(rt.URI, "/"+t.ServiceKey); ok && rest != "" {
+				hint = `; if it was built with tool.ServiceRoute, the path must start with "/"`
+			}
+			fail("route %s is outside service %q (its URI must start with %q%s)", rt, t.ServiceKey, "/"+t.ServiceKey+"/", hint)
 		}
 		if seen[rt] {
 			fail("duplicate route %s", rt)

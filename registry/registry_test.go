@@ -155,7 +155,7 @@ func TestCheck(t *testing.T) {
 		{name: "nil handler func", mutate: func(tl *tool.Tool[*Deps]) { tl.Handler = tool.Handle[*Deps, getItemArgs, Item](nil) }, want: "missing Handler"},
 		{name: "non-object In", mutate: func(tl *tool.Tool[*Deps]) {
 			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, []string) (Item, error) { return Item{}, nil })
-		}, want: "input type []string reflects to a array schema, want an object"},
+		}, want: "input type []string reflects to an array schema, want an object"},
 		{name: "interface In", mutate: func(tl *tool.Tool[*Deps]) {
 			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, any) (Item, error) { return Item{}, nil })
 		}, want: "input type: interface {} is an interface"},
@@ -164,7 +164,7 @@ func TestCheck(t *testing.T) {
 		}, want: "output type string reflects to a string schema, want an object"},
 		{name: "list Out", mutate: func(tl *tool.Tool[*Deps]) {
 			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, getItemArgs) ([]Item, error) { return nil, nil })
-		}, want: "output type []registry_test.Item reflects to a array schema"},
+		}, want: "output type []registry_test.Item reflects to an array schema"},
 		{name: "invalid schema", mutate: func(tl *tool.Tool[*Deps]) {
 			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, badPatternArgs) (Item, error) { return Item{}, nil })
 		}, want: "input type registry_test.badPatternArgs: invalid schema"},
@@ -175,7 +175,7 @@ func TestCheck(t *testing.T) {
 		}, want: "output type: registry_test.treeResult contains itself"},
 		{name: "non-object HandleResult In", mutate: func(tl *tool.Tool[*Deps]) {
 			tl.Handler = tool.HandleResult(func(context.Context, *Deps, *mcp.CallToolRequest, int) (*mcp.CallToolResult, error) { return nil, nil })
-		}, want: "input type int reflects to a integer schema"},
+		}, want: "input type int reflects to an integer schema"},
 
 		// Local and mapped.
 		{name: "local with routes", local: true, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/x")} }, want: "a Local tool must not declare VisibilityRoutes (it calls no upstream)"},
@@ -199,6 +199,9 @@ func TestCheck(t *testing.T) {
 		{name: "route sharing the key's prefix", mutate: func(tl *tool.Tool[*Deps]) {
 			tl.VisibilityRoutes = []tool.Route{{URI: "/catalogue/x", Method: "GET"}}
 		}, want: `route GET /catalogue/x is outside service "catalog"`},
+		{name: "ServiceRoute path without its slash", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.VisibilityRoutes = []tool.Route{tool.ServiceRoute("catalog", "GET", "api/v1/items")}
+		}, want: `route GET /catalogapi/v1/items is outside service "catalog" (its URI must start with "/catalog/"; if it was built with tool.ServiceRoute, the path must start with "/")`},
 		{name: "route of the service root", mutate: func(tl *tool.Tool[*Deps]) {
 			tl.VisibilityRoutes = []tool.Route{{URI: "/catalog", Method: "GET"}}
 		}, want: `route GET /catalog is outside service "catalog"`},

@@ -333,11 +333,16 @@ func newObjectSchema(t reflect.Type, what string) (*jsonschema.Schema, error) {
 		allowNulls(s, t)
 	}
 	if s.Type != "object" {
-		typ := s.Type
-		if typ == "" {
-			typ = "no type"
+		var kind string
+		switch s.Type {
+		case "":
+			kind = "a schema of no type"
+		case "array", "integer":
+			kind = "an " + s.Type + " schema"
+		default:
+			kind = "a " + s.Type + " schema"
 		}
-		return nil, fmt.Errorf("%s type %v reflects to a %s schema, want an object (structs and maps are objects; wrap a list in a struct)", what, t, typ)
+		return nil, fmt.Errorf("%s type %v reflects to %s, want an object (structs and maps are objects; wrap a list in a struct)", what, t, kind)
 	}
 	if _, err := s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true}); err != nil {
 		return nil, fmt.Errorf("%s type %v: invalid schema: %w", what, t, err)

@@ -31,7 +31,9 @@ type Route struct {
 //
 //	func catalog(method, path string) tool.Route { return tool.ServiceRoute("catalog", method, path) }
 //
-// ServiceRoute does not validate; the registry does, at registration.
+// path is the service's own path: it starts with "/" and does not repeat
+// the service key. ServiceRoute does not validate; the registry does, at
+// registration.
 func ServiceRoute(serviceKey, method, path string) Route {
 	return Route{URI: "/" + serviceKey + path, Method: method}
 }

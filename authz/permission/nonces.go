@@ -35,10 +35,12 @@ var ErrReplayed = errors.New("permission: request state already used")
 // the store's error is its Err, for the server's logs.
 type NonceStoreError struct{ Err error }
 
+// Error returns the fixed text the client sees.
 func (e *NonceStoreError) Error() string {
 	return "permission: cannot check the answer now; try again later"
 }
 
+// Unwrap returns the store's error.
 func (e *NonceStoreError) Unwrap() error { return e.Err }
 
 var (
