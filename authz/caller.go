@@ -117,6 +117,15 @@ func CallerFromContext(ctx context.Context) (Caller, bool) {
 // own text is generic) with c's bearer, if it holds it, replaced by
 // "[redacted]". Causes are logged through it, in case an [Authorizer] puts
 // a token in an error.
+// redactText returns s with c's bearer replaced: an Authorizer may put
+// the token in a reason or an error.
+func redactText(s string, c Caller) string {
+	if c.Bearer != "" {
+		s = strings.ReplaceAll(s, c.Bearer, redacted)
+	}
+	return s
+}
+
 func redact(err error, c Caller) string {
 	var o *OutageError
 	if errors.As(err, &o) && o.Err != nil {
@@ -125,9 +134,5 @@ func redact(err error, c Caller) string {
 	if err == nil {
 		return ""
 	}
-	s := err.Error()
-	if c.Bearer != "" {
-		s = strings.ReplaceAll(s, c.Bearer, redacted)
-	}
-	return s
+	return redactText(err.Error(), c)
 }

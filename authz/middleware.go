@@ -173,7 +173,7 @@ func (g *guard) list(ctx context.Context, next mcp.MethodHandler, method string,
 		if err != nil {
 			var unauth *UnauthenticatedError
 			if errors.As(err, &unauth) {
-				g.log().InfoContext(ctx, "authz: tools/list refused: caller not authenticated", slog.Any("caller", caller), slog.String("reason", unauth.Reason))
+				g.log().InfoContext(ctx, "authz: tools/list refused: caller not authenticated", slog.Any("caller", caller), slog.String("reason", redactText(unauth.Reason, caller)))
 				return nil, errNotAuthenticated()
 			}
 			g.log().WarnContext(ctx, "authz: tools/list refused: authorization service unavailable", slog.Any("caller", caller), slog.String("cause", redact(err, caller)))
@@ -237,7 +237,7 @@ func (g *guard) call(ctx context.Context, next mcp.MethodHandler, method string,
 		g.log().InfoContext(ctx, "authz: tools/call refused: the caller may reach none of the tool's routes", slog.String("tool", name), slog.Any("caller", caller))
 		return nil, errUnknownTool(name)
 	case errors.As(err, &unauth):
-		g.log().InfoContext(ctx, "authz: tools/call refused: caller not authenticated", slog.String("tool", name), slog.Any("caller", caller), slog.String("reason", unauth.Reason))
+		g.log().InfoContext(ctx, "authz: tools/call refused: caller not authenticated", slog.String("tool", name), slog.Any("caller", caller), slog.String("reason", redactText(unauth.Reason, caller)))
 		return nil, errUnknownTool(name)
 	}
 	g.log().WarnContext(ctx, "authz: tools/call refused: authorization service unavailable", slog.String("tool", name), slog.Any("caller", caller), slog.String("cause", redact(err, caller)))

@@ -121,11 +121,22 @@ func (t *transport) check(req *http.Request) (Caller, error) {
 			slog.String("from", prev.Request.URL.Scheme+"://"+prev.Request.URL.Host), slog.String("to", req.URL.Scheme+"://"+req.URL.Host))
 		return Caller{}, &DeniedError{Reason: "redirect to another host or scheme"}
 	}
+	if call.ServiceKey != t.key {
+		t.log().ErrorContext(ctx, "authz: upstream request of a tool to another service's transport (configuration bug: give the tool the ServiceKey of the client it uses); refused",
+			slog.String("tool", call.Tool), slog.String("tool_service", call.ServiceKey), slog.String("service", t.key))
+		return Caller{}, &DeniedError{Reason: fmt.Sprintf("tool %q of service %q used the transport of service %q", call.Tool, call.ServiceKey, t.key)}
+	}
+	escaped := req.URL.EscapedPath()
+	if !strings.HasPrefix(escaped, "/") {
+		// "/cat" + "alog/x" would be checked as a route of service "catalog".
+		t.log().ErrorContext(ctx, "authz: upstream request path does not start with \"/\"; refused", slog.String("tool", call.Tool), slog.String("service", t.key), slog.String("path", escaped))
+		return Caller{}, &DeniedError{Reason: "relative request path"}
+	}
 	method := req.Method
 	if method == "" {
 		method = http.MethodGet
 	}
-	route := tool.Route{URI: t.prefix + req.URL.EscapedPath(), Method: method}
+	route := tool.Route{URI: t.prefix + escaped, Method: method}
 	declared := false
 	for _, r := range call.Routes {
 		if r.Match(method, route.URI) {
@@ -153,10 +164,10 @@ func (t *transport) check(req *http.Request) (Caller, error) {
 	var outage *OutageError
 	switch {
 	case errors.As(err, &denied):
-		t.log().InfoContext(ctx, "authz: upstream request denied", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("reason", denied.Reason))
+		t.log().InfoContext(ctx, "authz: upstream request denied", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("reason", redactText(denied.Reason, caller)))
 		return Caller{}, denied
 	case errors.As(err, &unauth):
-		t.log().InfoContext(ctx, "authz: upstream request refused: caller not authenticated", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("reason", unauth.Reason))
+		t.log().InfoContext(ctx, "authz: upstream request refused: caller not authenticated", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("reason", redactText(unauth.Reason, caller)))
 		return Caller{}, unauth
 	case !errors.As(err, &outage):
 		outage = &OutageError{Err: err}

@@ -61,6 +61,13 @@ func TestTransportRouteCheck(t *testing.T) {
 		{"GET", "/api/v1/Items", false},
 		{"GET", "/API/v1/items", false},
 		{"GET", "/api/v1/items%2F42", false},
+		// Decoded again by a proxy or framework, these leave the segment.
+		{"GET", "/api/v1/items/..%252F..%252Fadmin", false},
+		{"GET", "/api/v1/items/..;", false},
+		{"GET", "/api/v1/items/..;jsessionid=x", false},
+		{"GET", "/api/v1/items/%00", false},
+		{"GET", "/api/v1/items/%EF%BC%8E%EF%BC%8E", false},
+		{"GET", "/api/v1/items/a;b", true},
 		{"POST", "/api/v1/items", false},
 		{"DELETE", "/api/v1/items/42", false},
 		{"DELETE", "/api/v1/items/42/tags/red", true},
@@ -312,4 +319,99 @@ func FuzzTransportRouteCheck(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTransportServiceAndRelativePath: a transport serves one service. A
+// tool of another service is refused (its routes say nothing of this
+// one), and so is a path without a leading "/": on the transport of
+// service "cat", "alog/api/v1/items" would be checked as the route
+// /catalog/api/v1/items of service "catalog", and sent to "cat".
+func TestTransportServiceAndRelativePath(t *testing.T) {
+	up := newUpstream(t)
+	allowAll := mustPolicy(t, `[{"role": "viewer", "accessPolicies": [{"path": "^/", "methods": ["GET"], "effect": "allow"}]}]`)
+	logs := &syncBuffer{}
+	cat := &http.Client{Transport: authz.TransportWithOptions(up.Client().Transport, "cat", allowAll,
+		&authz.TransportOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))})}
+	u, _ := url.Parse(up.URL)
+	u.Path = "alog/api/v1/items"
+	req, _ := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", "", nil)
+	req.URL = u
+	if resp, err := cat.Do(req); err == nil {
+		resp.Body.Close()
+		t.Errorf("a catalog tool's request went through the cat transport: %v", up.sends())
+	}
+	// The same tool, a well-formed path of service cat.
+	req, _ = http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", up.URL+"/api/v1/items", nil)
+	if resp, err := cat.Do(req); err == nil {
+		resp.Body.Close()
+		t.Errorf("a catalog tool's request went through the cat transport: %v", up.sends())
+	}
+	// A tool of service cat with a relative path.
+	ctx := tool.WithCall(authz.WithCaller(context.Background(), *alice), &tool.Call{Tool: "t", ServiceKey: "cat", Routes: []tool.Route{tool.ServiceRoute("cat", "GET", "/alog/api/v1/items")}})
+	req, _ = http.NewRequestWithContext(ctx, "GET", "", nil)
+	req.URL = u
+	if resp, err := cat.Do(req); err == nil {
+		resp.Body.Close()
+		t.Errorf("a relative path was sent: %v", up.sends())
+	}
+	if got := up.sends(); len(got) != 0 {
+		t.Errorf("the upstream received %q, want nothing", got)
+	}
+	for _, want := range []string{`tool_service=catalog service=cat`, `path does not start with \"/\"`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no log of %s:\n%s", want, logs)
+		}
+	}
+}
+
+// reasonLeaker is an Authorizer that puts the caller's token in its
+// reasons, as a careless one might.
+type reasonLeaker struct{}
+
+func (reasonLeaker) Allow(_ context.Context, c authz.Caller, _ tool.Route) error {
+	if c.Subject == "alice" {
+		return &authz.UnauthenticatedError{Reason: "token " + c.Bearer + " expired"}
+	}
+	return &authz.DeniedError{Reason: "token " + c.Bearer + " lacks the role"}
+}
+
+func (l reasonLeaker) AllowMany(ctx context.Context, c authz.Caller, rs []tool.Route) ([]bool, error) {
+	return nil, l.Allow(ctx, c, tool.Route{})
+}
+
+// TestReasonsRedacted: the reasons an Authorizer gives for a denial or an
+// unauthenticated caller are logged with the bearer redacted, as outage
+// causes are.
+func TestReasonsRedacted(t *testing.T) {
+	up := newUpstream(t)
+	logs := &syncBuffer{}
+	client := &http.Client{Transport: authz.TransportWithOptions(up.Client().Transport, "catalog", reasonLeaker{},
+		&authz.TransportOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))})}
+	bob := authz.Caller{Subject: "bob", Bearer: "bob-" + secretBearer}
+	for _, c := range []*authz.Caller{alice, &bob} {
+		r := catalog("GET", "/api/v1/items")
+		req, _ := http.NewRequestWithContext(callCtx(c, r), "GET", up.URL+"/api/v1/items", nil)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			t.Errorf("%s's request was sent", c.Subject)
+		}
+	}
+	for _, want := range []string{"token [redacted] expired", "token [redacted] lacks the role"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no %q in the log:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs.String(), secretBearer) {
+		t.Errorf("the log holds the bearer:\n%s", logs)
+	}
+
+	// The middleware's records of tools/list and tools/call likewise.
+	h := newHarness(t, harnessOptions{authorizer: reasonLeaker{}, caller: alice})
+	if _, _, err := h.listNames(t); err == nil {
+		t.Error("tools/list with an unauthenticated caller succeeded")
+	}
+	h.call(t, "get_item", map[string]any{"id": "1"})
+	if got := h.logs.String(); !strings.Contains(got, "[redacted] expired") || strings.Contains(got, secretBearer) {
+		t.Errorf("middleware log, want the reason with the bearer redacted:\n%s", got)
+	}
 }

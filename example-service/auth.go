@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -164,16 +166,22 @@ func parseTokens(data []byte, roles []string) ([]tokenEntry, error) {
 // the proxy judges every token, before any tool runs (local tools
 // included, which never ask the authorizer). A token the proxy does not
 // know gets HTTP 401 here too; a token it knows is a caller whose subject
-// is a digest of the token, for the logs, whatever the proxy then allows
-// it. a is cached, so this costs one proxy decision per token and cache
-// period; an outage fails the request (HTTP 500), never lets it in.
+// is a keyed digest of the token (128 bits of HMAC-SHA256 under a key of
+// this process: it tells callers apart in the logs, binds their sessions,
+// and cannot be used to test guesses of a token offline), whatever the
+// proxy then allows it. a is cached, so this costs one proxy decision per
+// token and cache period; an outage fails the request (HTTP 500), never
+// lets it in.
 func proxyToken(a authz.Authorizer) server.TokenVerifier {
+	key := make([]byte, 32)
+	rand.Read(key)
 	return func(ctx context.Context, token string, _ *http.Request) (authz.Caller, error) {
 		if token == "" {
 			return authz.Caller{}, fmt.Errorf("empty bearer token: %w", server.ErrInvalidToken)
 		}
-		sum := sha256.Sum256([]byte(token))
-		c := authz.Caller{Subject: "token-" + hex.EncodeToString(sum[:6]), Bearer: token}
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte(token))
+		c := authz.Caller{Subject: "token-" + hex.EncodeToString(mac.Sum(nil)[:16]), Bearer: token}
 		var (
 			denied *authz.DeniedError
 			unauth *authz.UnauthenticatedError

@@ -20,10 +20,12 @@
 // routes decide which callers see a tool and which upstream requests a
 // call may send. [Route.Bind] fills a route's "{name}" placeholders with
 // escaped values and refuses any value that could add or climb a path
-// segment ("", ".", "..", and any value holding "/" or "\", which an
-// upstream that decodes %2F before routing would split); [Route.Match]
-// tells whether a concrete request falls under a route, by the same rule.
-// Pass identifiers that may hold a slash as query parameters instead.
+// segment on its way to the upstream: "", ".", "..", "..;x", and any
+// value holding "/", "\", a control character or a look-alike ("．",
+// "／"), as it is or once percent-decoded (proxies and frameworks decode
+// %2F before routing, some twice). [Route.Match] tells whether a concrete
+// request falls under a route, by the same rule. Pass identifiers that
+// may hold a slash as query parameters instead.
 //
 // # Schemas
 //

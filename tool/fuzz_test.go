@@ -10,13 +10,28 @@ import (
 )
 
 // safeValue is an independent statement of what Bind accepts: a value
-// that is not empty, "." or "..", and holds no control character and no
-// path separator ("/", "\\").
+// that is not empty and that, as it is and after each of up to three
+// percent-decodings (a fourth must change nothing), is not "." or ".."
+// (also before a ";"), and holds no "/", "\\", control character or
+// character that normalizes to "." "/" or "\\".
 func safeValue(v string) bool {
-	if v == "" || v == "." || v == ".." || strings.ContainsAny(v, "/\\") {
+	if v == "" {
 		return false
 	}
-	return !strings.ContainsFunc(v, unicode.IsControl)
+	for i := 0; ; i++ {
+		head, _, _ := strings.Cut(v, ";")
+		if head == "." || head == ".." || strings.ContainsAny(v, "/\\．﹒․‥／∕⁄⧸＼﹨") || strings.ContainsFunc(v, unicode.IsControl) {
+			return false
+		}
+		next, err := url.PathUnescape(v)
+		if err != nil || next == v {
+			return true
+		}
+		if i == 3 {
+			return false
+		}
+		v = next
+	}
 }
 
 // FuzzBind checks that a bound route never has more segments than its
@@ -142,8 +157,8 @@ func FuzzMatch(f *testing.F) {
 				if err != nil {
 					t.Fatalf("%v matches %q, whose segment %q does not unescape: %v", tmpl, path, seg, err)
 				}
-				if strings.ContainsAny(u, "/\\") {
-					t.Fatalf("%v matches %q, whose placeholder segment %q decodes to a separator: %q", tmpl, path, seg, u)
+				if !safeValue(u) {
+					t.Fatalf("%v matches %q, whose placeholder segment %q holds %q, a value Bind refuses", tmpl, path, seg, u)
 				}
 				values[name] = u
 			} else if tsegs[i] != seg {

@@ -192,11 +192,13 @@ func isIdent(s string) bool {
 // Bind returns r with every placeholder replaced by the [url.PathEscape]d
 // value of the same name. It refuses a route that is not [Route.Validate],
 // a missing or unknown name, and a value that is empty, "." or "..", or
-// holds "/", "\" or a control character: a caller-controlled value can
-// never add a path segment nor climb one. Escaping "/" as %2F would not
-// be enough: proxies and frameworks that decode %2F before routing (or
-// take "\" for "/") would read a new segment, and "..%2F..%2Fadmin"
-// would climb out of the route that was authorized.
+// holds "/", "\" or a control character, also once percent-decoded (up
+// to three times) and with look-alikes ("．", "／") counted: a
+// caller-controlled value can never add a path segment nor climb one.
+// Escaping "/" as %2F would not be enough: proxies and frameworks that
+// decode %2F before routing (or take "\" for "/", or read "..;x" as "..")
+// would read a new segment, and "..%2F..%2Fadmin" would climb out of the
+// route that was authorized.
 //
 // The result's URI is an escaped path; [Route.Match] of the bound route's
 // method and URI against r is always true.
@@ -239,29 +241,96 @@ func (r Route) Bind(values map[string]string) (Route, error) {
 }
 
 func checkValue(v string) error {
-	switch v {
-	case "":
+	if v == "" {
 		return errors.New("empty value")
-	case ".", "..":
-		return fmt.Errorf("value %q would climb a path segment", v)
 	}
-	for _, c := range v {
+	return segmentProblem(v)
+}
+
+// maxDecodes bounds how many times segmentProblem decodes a value, as
+// the hops between toolroute and the upstream's router might.
+const maxDecodes = 3
+
+// segmentProblem says why v, a value bound into one path segment, could
+// leave that segment on its way to the upstream, or returns nil. It
+// checks v and what v becomes after each of up to [maxDecodes] rounds of
+// percent-decoding (proxies and frameworks decode, some more than once),
+// so that "%2e%2e", "..%2F..%2Fadmin" and "..%252F..%252Fadmin" are
+// refused like "..", "../../admin". At every stage it refuses:
+//   - "." and "..", also with a ";parameter" ("..;x": Tomcat, Jetty and
+//     Spring read it as "..");
+//   - "/" and "\";
+//   - control characters;
+//   - characters that Unicode normalization (NFKC) or best-fit mappings
+//     turn into "." or "/" or "\" (fullwidth forms, division slash, ...).
+func segmentProblem(v string) error {
+	stage := v
+	for range maxDecodes + 1 {
+		if err := stageProblem(v, stage); err != nil {
+			return err
+		}
+		next, err := url.PathUnescape(stage)
+		if err != nil || next == stage {
+			return nil
+		}
+		stage = next
+	}
+	return fmt.Errorf("value %q is encoded more than %d times", v, maxDecodes)
+}
+
+func stageProblem(v, stage string) error {
+	how := ""
+	if stage != v {
+		how = fmt.Sprintf(" once decoded (%q)", stage)
+	}
+	head, _, _ := strings.Cut(stage, ";")
+	if head == "." || head == ".." {
+		return fmt.Errorf("value %q would climb a path segment%s", v, how)
+	}
+	for _, c := range stage {
 		switch {
 		case c < ' ' || c == 0x7f || (c >= 0x80 && c <= 0x9f):
-			return fmt.Errorf("value %q holds a control character", v)
+			return fmt.Errorf("value %q holds a control character%s", v, how)
 		case c == '/' || c == '\\':
-			return fmt.Errorf("value %q holds %q, which an upstream may read as a path separator", v, c)
+			return fmt.Errorf("value %q holds %q%s, which an upstream may read as a path separator", v, c, how)
+		case lookalike(c):
+			return fmt.Errorf("value %q holds %q%s, which an upstream may normalize to %q", v, c, how, lookalikes[c])
 		}
 	}
 	return nil
 }
 
+// lookalikes maps the characters that normalize to a path's "." or
+// separators to what they become.
+var lookalikes = map[rune]rune{
+	'\uFF0E': '.',  // FULLWIDTH FULL STOP (NFKC)
+	'\uFE52': '.',  // SMALL FULL STOP (NFKC)
+	'\u2024': '.',  // ONE DOT LEADER (NFKC)
+	'\u2025': '.',  // TWO DOT LEADER (NFKC: "..")
+	'\uFF0F': '/',  // FULLWIDTH SOLIDUS (NFKC)
+	'\u2215': '/',  // DIVISION SLASH (best-fit)
+	'\u2044': '/',  // FRACTION SLASH (best-fit)
+	'\u29F8': '/',  // BIG SOLIDUS (best-fit)
+	'\uFF3C': '\\', // FULLWIDTH REVERSE SOLIDUS (NFKC)
+	'\uFE68': '\\', // SMALL REVERSE SOLIDUS (NFKC)
+}
+
+func lookalike(c rune) bool {
+	if c < 0x2000 {
+		return false
+	}
+	_, ok := lookalikes[c]
+	return ok
+}
+
 // Match reports whether a concrete request (method, escaped path as in
 // [url.URL.EscapedPath], service prefix included) falls under the route
 // template r. Literal segments must be equal; a placeholder matches exactly
-// one non-empty segment that is not "." or ".." and holds no separator,
-// escaped or not ("%2F", "%5C", "\"): what [Route.Bind] refuses to
-// send. An invalid template matches nothing.
+// one non-empty segment whose decoded value [Route.Bind] would accept (no
+// dot segment, separator, control character or look-alike, at any depth
+// of encoding: "%2F", "%252F", "..;" and "%EF%BC%8E" match nothing), so
+// a handler that builds a path by hand is held to Bind's rule. An invalid
+// template matches nothing.
 func (r Route) Match(method, escapedPath string) bool {
 	if method != r.Method || !strings.HasPrefix(escapedPath, "/") || r.check() != nil {
 		return false
@@ -293,14 +362,9 @@ func (r Route) Match(method, escapedPath string) bool {
 }
 
 func validSegmentValue(seg string) bool {
-	if seg == "" || seg == "." || seg == ".." || strings.IndexByte(seg, '\\') >= 0 {
+	if seg == "" || strings.IndexByte(seg, '\\') >= 0 {
 		return false
 	}
-	if strings.IndexByte(seg, '%') >= 0 {
-		u, err := url.PathUnescape(seg)
-		if err != nil || u == "." || u == ".." || strings.ContainsAny(u, "/\\") {
-			return false
-		}
-	}
-	return true
+	v, err := url.PathUnescape(seg)
+	return err == nil && v != "" && segmentProblem(v) == nil
 }

@@ -183,7 +183,7 @@ func TestBind(t *testing.T) {
 		{"no placeholders, empty values", tool.Route{URI: "/catalog/items", Method: "GET"}, map[string]string{}, "/catalog/items", ""},
 		{"two", two, map[string]string{"shop": "s1", "id": "i1"}, "/catalog/s1/items/i1", ""},
 		{"percent escaped", items, map[string]string{"id": "100%"}, "/catalog/api/v1/items/100%25", ""},
-		{"escaped dot-dot stays literal", items, map[string]string{"id": "%2e%2e"}, "/catalog/api/v1/items/%252e%252e", ""},
+		{"percent-encoded text", items, map[string]string{"id": "50%25 off"}, "/catalog/api/v1/items/50%2525%20off", ""},
 		{"space escaped", items, map[string]string{"id": "a b"}, "/catalog/api/v1/items/a%20b", ""},
 		{"question mark escaped", items, map[string]string{"id": "a?x=1"}, "/catalog/api/v1/items/a%3Fx=1", ""},
 		{"hash escaped", items, map[string]string{"id": "a#b"}, "/catalog/api/v1/items/a%23b", ""},
@@ -206,6 +206,22 @@ func TestBind(t *testing.T) {
 		{"climbing slashes", items, map[string]string{"id": "../../admin"}, "", `holds '/'`},
 		{"lone slash", items, map[string]string{"id": "/"}, "", `holds '/'`},
 		{"backslash", items, map[string]string{"id": `..\..`}, "", `holds '\\'`},
+		// What a value becomes once decoded counts too: proxies and
+		// frameworks decode, some more than once.
+		{"escaped dot-dot", items, map[string]string{"id": "%2e%2e"}, "", `value "%2e%2e" would climb a path segment once decoded ("..")`},
+		{"escaped slashes", items, map[string]string{"id": "..%2F..%2Fadmin"}, "", `holds '/' once decoded`},
+		{"double-escaped slashes", items, map[string]string{"id": "..%252F..%252Fadmin"}, "", `holds '/' once decoded ("../../admin")`},
+		{"escaped backslash", items, map[string]string{"id": "a%5cb"}, "", `holds '\\' once decoded`},
+		{"escaped control", items, map[string]string{"id": "a%00"}, "", "control character once decoded"},
+		{"encoded four times", items, map[string]string{"id": "%2525252e"}, "", "encoded more than 3 times"},
+		// "..;x" is ".." to Tomcat, Jetty and Spring.
+		{"dot-dot with a parameter", items, map[string]string{"id": "..;x"}, "", `value "..;x" would climb a path segment`},
+		{"dot with a parameter", items, map[string]string{"id": ".;"}, "", "would climb"},
+		// Characters that normalize to dots and slashes.
+		{"fullwidth dots and slashes", items, map[string]string{"id": "．．／．．／admin"}, "", `which an upstream may normalize to '.'`},
+		{"division slash", items, map[string]string{"id": "..∕admin"}, "", `which an upstream may normalize to '/'`},
+		{"two dot leader", items, map[string]string{"id": "‥"}, "", "normalize to '.'"},
+		{"fullwidth backslash", items, map[string]string{"id": "a＼b"}, "", `normalize to '\\'`},
 		{"missing", items, map[string]string{}, "", "no value for {id}"},
 		{"missing nil map", items, nil, "", "no value for {id}"},
 		{"one of two missing", two, map[string]string{"id": "1"}, "", "no value for {shop}"},
@@ -271,7 +287,8 @@ func TestMatch(t *testing.T) {
 		{"literal", literal, "POST", "/catalog/api/v1/items", true},
 		{"two placeholders", two, "PUT", "/catalog/s1/items/i1", true},
 		{"escaped percent", items, "GET", "/catalog/api/v1/items/100%25", true},
-		{"double-escaped dot-dot", items, "GET", "/catalog/api/v1/items/%252e%252e", true},
+		{"escaped percent sign", items, "GET", "/catalog/api/v1/items/50%2525", true},
+		{"semicolon inside a segment", items, "GET", "/catalog/api/v1/items/a;b", true},
 		{"dots inside segment", items, "GET", "/catalog/api/v1/items/a..b", true},
 		{"three dots", items, "GET", "/catalog/api/v1/items/...", true},
 		{"unicode escaped", items, "GET", "/catalog/api/v1/items/caf%C3%A9", true},
@@ -284,6 +301,14 @@ func TestMatch(t *testing.T) {
 		{"escaped slash, lower case", items, "GET", "/catalog/api/v1/items/a%2fb", false},
 		{"escaped climbing slashes", items, "GET", "/catalog/api/v1/items/..%2F..%2Fadmin", false},
 		{"escaped backslash", items, "GET", "/catalog/api/v1/items/..%5C..", false},
+		{"double-escaped dot-dot", items, "GET", "/catalog/api/v1/items/%252e%252e", false},
+		{"double-escaped slashes", items, "GET", "/catalog/api/v1/items/..%252F..%252Fadmin", false},
+		{"dot-dot with a parameter", items, "GET", "/catalog/api/v1/items/..;", false},
+		{"dot-dot with a named parameter", items, "GET", "/catalog/api/v1/items/..;jsessionid=x", false},
+		{"escaped dot-dot with a parameter", items, "GET", "/catalog/api/v1/items/.%2e;", false},
+		{"escaped NUL", items, "GET", "/catalog/api/v1/items/%00", false},
+		{"escaped CR LF", items, "GET", "/catalog/api/v1/items/%0D%0A", false},
+		{"fullwidth dots", items, "GET", "/catalog/api/v1/items/%EF%BC%8E%EF%BC%8E", false},
 		{"raw backslash", items, "GET", `/catalog/api/v1/items/..\..`, false},
 		{"extra segment", items, "GET", "/catalog/api/v1/items/42/delete", false},
 		{"missing segment", items, "GET", "/catalog/api/v1/items", false},
@@ -374,11 +399,11 @@ func TestBindMatch(t *testing.T) {
 		{URI: "/svc/a%2Fb/{a}", Method: "PUT"},
 	}
 	values := []string{
-		"1", "%", "%2e%2e", "%2F", "%5C", "a b", "é", "日本", "?", "#", ";", "+", "~",
+		"1", "%", "100%", "50%25", "a b", "é", "日本", "?", "#", ";", "a;b", "+", "~",
 		"...", ".a", "a.", "\ufffd", "\xff", "{a}", "}", "'\"<>", "a\u2028b",
 	}
 	// Separators are refused, escaped or not.
-	refused := []string{"a/b", "/", "//", "../..", "\\", `a\b`}
+	refused := []string{"a/b", "/", "//", "../..", "\\", `a\b`, "%2e%2e", "%2F", "%5C", "..;", "．", "a%252Fb"}
 	for _, tmpl := range templates {
 		for _, v := range values {
 			m := map[string]string{}

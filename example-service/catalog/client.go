@@ -50,7 +50,7 @@ type InvalidIDError struct {
 }
 
 func (e *InvalidIDError) Error() string {
-	return fmt.Sprintf("invalid item id %q: it must be a non-empty path segment, not \".\" or \"..\", without \"/\", \"\\\" or control characters", e.ID)
+	return fmt.Sprintf("invalid item id %q: it must be one non-empty path segment that is not \".\" or \"..\" and holds no \"/\", \"\\\" or control character, also once percent-decoded", e.ID)
 }
 
 func (e *InvalidIDError) Unwrap() error { return e.Err }
