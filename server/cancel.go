@@ -22,8 +22,9 @@ import (
 // receiver of a cancellation should not answer, and the client has
 // forgotten the call anyway.
 //
-// A line that is not a JSON-RPC message is answered with an error and
-// dropped (see [lineGuard]) instead of ending the session.
+// A line that is not a JSON-RPC message, or a batch the SDK could not
+// take, is answered with an error and dropped (see [lineGuard]) instead
+// of ending the session.
 //
 // A response that completes a JSON-RPC batch is always sent: once a client
 // sent a batch (protocols before 2025-06-18), nothing is suppressed on
@@ -42,7 +43,7 @@ type cancelState struct {
 	batches atomic.Bool // the client sent a batch
 
 	mu       sync.Mutex
-	inflight map[jsonrpc.ID]bool // calls read and not answered; true once cancelled
+	inflight map[jsonrpc.ID]bool // calls passed to the SDK and not answered; true once cancelled
 	received int64               // messages the SDK has read
 	closed   bool                // the connection was closed
 	changed  chan struct{}       // closed and replaced at every change of the above
@@ -52,6 +53,35 @@ type cancelState struct {
 func (st *cancelState) changedLocked() {
 	close(st.changed)
 	st.changed = make(chan struct{})
+}
+
+// pass records the call id as in flight: [lineGuard] passes it to the
+// SDK.
+func (st *cancelState) pass(id jsonrpc.ID) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if _, ok := st.inflight[id]; !ok {
+		st.inflight[id] = false
+	}
+}
+
+// passBatch records the call ids of a batch as in flight, and reports
+// true; or false, recording nothing, if one of them is in flight already.
+// The SDK ends the session at a batch that reuses the id of a batch call
+// in flight, and never answers one that reuses the id of another call in
+// flight.
+func (st *cancelState) passBatch(ids []jsonrpc.ID) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, id := range ids {
+		if _, ok := st.inflight[id]; ok {
+			return false
+		}
+	}
+	for _, id := range ids {
+		st.inflight[id] = false
+	}
+	return true
 }
 
 // settle blocks until the SDK has read the delivered messages (when no
@@ -106,7 +136,9 @@ func (c *quietConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	switch {
 	case req.IsCall():
 		c.st.mu.Lock()
-		c.st.inflight[req.ID] = false
+		if _, ok := c.st.inflight[req.ID]; !ok {
+			c.st.inflight[req.ID] = false // lineGuard records it first
+		}
 		c.st.mu.Unlock()
 	case req.Method == "notifications/cancelled":
 		var p mcp.CancelledParams

@@ -89,16 +89,22 @@
 // clients; replicas behind any load balancer share nothing), cancels a
 // call's handler when its request ends, and limits request bodies
 // ([HTTPOptions.MaxRequestBodyBytes]); [HTTPOptions.Stateful] selects
-// sessions instead. [HTTPServer] adds /healthz (live) and /readyz (ready
-// once warm, 503 while draining).
+// sessions instead. A stateful session is bound to the caller that opened
+// it (its subject, or for a caller without one, its token): another
+// caller's requests on it are refused (403). Stateful sessions need a
+// token: [HTTPOptions.Anonymous] works only statelessly. [HTTPServer]
+// adds /healthz (live) and /readyz (ready once warm, 503 while draining).
 //
 // # Shutdown
 //
 // Stopping an fx application (or [HTTPServer.Shutdown]) stops accepting
 // requests and calls, lets in-flight calls finish within
-// [Options.ShutdownTimeout], then cancels them: their context's cause is
-// [ErrShuttingDown]. With stateful HTTP sessions, once the calls are
-// answered their standalone event streams end and the sessions are
+// [Options.ShutdownTimeout], then cancels them, and every other request
+// still running (a tools/list waiting on its authorizer): their context's
+// cause is [ErrShuttingDown]. Shutdown returns by its deadline even if a
+// handler ignores its context. With stateful HTTP sessions, new sessions
+// are refused (503) once the server stops accepting, and once the calls
+// are answered the standalone event streams end and the sessions are
 // closed, so an open client does not hold the shutdown until its
-// deadline.
+// deadline. An [HTTPServer] that was shut down cannot be started again.
 package server

@@ -6,12 +6,13 @@ import (
 )
 
 // drain tracks a transport's in-flight tool calls so that shutdown can
-// stop accepting calls, wait for the running ones, and then cancel them.
+// stop accepting calls, wait for the running ones, and then cancel them
+// (and every other request still running: see [chain.middleware]).
 // A transport puts it in the context its sessions are connected with; the
 // call middleware finds it there (context values reach every handler,
 // whatever the transport does with cancellation).
 type drain struct {
-	hard   context.Context // done: cancel every in-flight call
+	hard   context.Context // done: cancel every in-flight request
 	cancel context.CancelFunc
 
 	mu     sync.Mutex
@@ -70,15 +71,17 @@ func (d *drain) close() {
 }
 
 // wait stops admitting calls and waits until none is in flight or ctx is
-// done; then it cancels whatever still runs. It reports ctx's error if
-// calls had to be cancelled.
+// done. When ctx is done first, it cancels whatever still runs (every
+// request, not only calls), and reports ctx's error. Otherwise other
+// requests still running are left to finish: the caller cancels them
+// when it gives up on them.
 func (d *drain) wait(ctx context.Context) error {
 	d.close()
-	defer d.cancel()
 	select {
 	case <-d.idle:
 		return nil
 	case <-ctx.Done():
+		d.cancel()
 		return ctx.Err()
 	}
 }

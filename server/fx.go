@@ -41,7 +41,8 @@ const (
 // add a tool of the same name, when a tool needs a service key no
 // Service provides (the message names the tool and the key), or when two
 // Services share a key. On start every Service is warmed (concurrently,
-// bounded by [Options.WarmTimeout]); a failing warm-up fails the start.
+// bounded by [Options.WarmTimeout]); a failing (or panicking) warm-up
+// fails the start, naming the service.
 // Until warm-up is done, the [HTTP] transport's /readyz answers 503.
 var Module = fx.Module("toolroute.server",
 	fx.Provide(newRuntime),
@@ -214,7 +215,7 @@ func checkServices(list []Service) (map[string]Service, error) {
 }
 
 // warm warms every service concurrently within timeout, and reports every
-// failure, sorted by key.
+// failure, sorted by key. A Warm that panics fails too.
 func warm(ctx context.Context, timeout time.Duration, services map[string]Service) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -232,6 +233,13 @@ func warm(ctx context.Context, timeout time.Duration, services map[string]Servic
 			continue
 		}
 		wg.Go(func() {
+			// A panic here, in a goroutine of its own, would end the
+			// process: it fails the start instead.
+			defer func() {
+				if p := recover(); p != nil {
+					errs[i] = fmt.Errorf("server: warming service %q panicked: %v", k, p)
+				}
+			}()
 			if err := services[k].Warm(ctx); err != nil {
 				errs[i] = fmt.Errorf("server: warming service %q: %w", k, err)
 			}
@@ -259,6 +267,9 @@ func (rt *runtime) stopContext(ctx context.Context) (context.Context, context.Ca
 func HTTP(addr string, opts HTTPOptions) fx.Option {
 	return fx.Options(
 		fx.Provide(func(lc fx.Lifecycle, rt *runtime) (*HTTPServer, error) {
+			// A copy: the option may build several applications (tests, an
+			// in-process restart), each with its own readiness and logger.
+			opts := opts
 			if opts.Logger == nil {
 				opts.Logger = rt.opts.Logger
 			}
@@ -344,7 +355,8 @@ func StdioIO(r io.ReadCloser, w io.WriteCloser) fx.Option {
 					d.cancel()
 					t.answered(untilClosed(fxCtx, done))
 				}
-				cancel() // close the session
+				d.cancel() // what still runs (a tools/list, say) would hold Close
+				cancel()   // close the session
 				select {
 				case <-done:
 				case <-fxCtx.Done():

@@ -3,10 +3,12 @@ package server_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -107,6 +109,13 @@ func TestFxStartFailures(t *testing.T) {
 			name: "warm failure",
 			opts: []fx.Option{base, server.Tools(testRegistry()), thingsService(func(context.Context) error { return errors.New("things is down") })},
 			want: []string{`warming service "things"`, "things is down"},
+		},
+		{
+			// Warm runs in a goroutine of its own, where a panic would end
+			// the process.
+			name: "warm panic",
+			opts: []fx.Option{base, server.Tools(testRegistry()), thingsService(func(context.Context) error { panic("driver not registered") })},
+			want: []string{`warming service "things" panicked: driver not registered`},
 		},
 		{
 			name: "duplicate tool names across registries",
@@ -297,5 +306,69 @@ func TestFxStdioStopWaitsForCalls(t *testing.T) {
 	}
 	if err := <-stopped; err != nil {
 		t.Errorf("Stop = %v", err)
+	}
+}
+
+// TestFxHTTPOptionReused: one server.HTTP option value builds two apps
+// (tests in a loop, an in-process restart); each app's /readyz follows
+// its own warm-up only. The option must not keep what one app set in it.
+func TestFxHTTPOptionReused(t *testing.T) {
+	httpOpt := server.HTTP("127.0.0.1:0", server.HTTPOptions{Verifier: server.StaticTokens(testTokens)})
+	build := func(hs **server.HTTPServer) *fxtest.App {
+		return fxtest.New(t, fx.NopLogger, server.Module,
+			fx.Supply(server.Options{Authorizer: authz.AllowAll()}, newDeps("fx")),
+			server.Tools(testRegistry()), thingsService(nil), httpOpt, fx.Populate(hs))
+	}
+	var first, second *server.HTTPServer
+	build(&first) // built, never started: never ready
+	app := build(&second)
+	app.RequireStart()
+	defer app.RequireStop()
+	resp, err := http.Get("http://" + second.Addr() + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/readyz of the started, warm app = %d, want 200", resp.StatusCode)
+	}
+}
+
+// TestFxStdioStopAfterReusedID: a client reuses the id of a call in
+// flight (the SDK drops that request, unanswered). Once every call is
+// answered, stopping the app does not wait for the dropped request until
+// ShutdownTimeout (an hour here).
+func TestFxStdioStopAfterReusedID(t *testing.T) {
+	d := newDeps("stdio")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	app := fxtest.New(t, fx.NopLogger, server.Module,
+		fx.Supply(server.Options{Authorizer: authz.AllowAll(), Caller: &authz.Caller{Subject: "local"}, ShutdownTimeout: time.Hour}, d),
+		server.Tools(testRegistry()), thingsService(nil), server.StdioIO(inR, outW))
+	app.RequireStart()
+	lines := scanLines(outR)
+	io.WriteString(inW, initLine)
+	<-lines // initialize's answer
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait","arguments":{}}}`+"\n")
+	<-d.started
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":5,"method":"ping"}`+"\n") // the id of the call in flight: dropped
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":6,"method":"ping"}`+"\n")
+	<-lines // ping 6's answer: the reused id was read
+	close(d.release)
+	<-lines // the call's answer: nothing is in flight any more
+	stopped := make(chan error, 1)
+	go func() { stopped <- app.Stop(context.Background()) }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Errorf("Stop = %v", err)
+		}
+	case <-time.After(hangGuard):
+		t.Errorf("Stop waits for a request that was never answered")
+		inW.Close() // the client leaves: Stop returns
+		<-stopped
+	}
+	inW.Close()
+	for range lines {
 	}
 }

@@ -3,15 +3,18 @@ package server
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -70,7 +73,8 @@ type HTTPOptions struct {
 	// Anonymous, if set, is the caller of requests that send no
 	// Authorization header at all (a request with an invalid token still
 	// gets 401). Off by default; for local tools that cannot send
-	// headers.
+	// headers. Not with Stateful: an anonymous session could not be bound
+	// to its opener, and every caller could use it (HTTPHandler fails).
 	Anonymous *authz.Caller
 	// ResourceMetadataURL, if set, is announced in the WWW-Authenticate
 	// header of 401 answers (OAuth protected resource metadata).
@@ -82,6 +86,8 @@ type HTTPOptions struct {
 	// load balancer need nothing shared), and cancels a call's handler when
 	// its HTTP request ends (for clients of every protocol version).
 	// Stateful serves only pre-2026 clients, and needs session affinity.
+	// A session is bound to the caller that opened it: to its subject,
+	// or for a caller without one, to its token.
 	Stateful bool
 	// SessionTimeout closes a stateful session idle this long. 0 selects
 	// 30 minutes; a negative value never closes idle sessions. Ignored
@@ -93,7 +99,9 @@ type HTTPOptions struct {
 	MaxRequestBodyBytes int64
 
 	// Path is where the MCP endpoint is mounted by [HTTPServer]. "" selects
-	// "/mcp".
+	// "/mcp". It must be a clean path starting with "/", without spaces or
+	// wildcards ("{", "}"), other than /healthz and /readyz: NewHTTPServer
+	// fails otherwise.
 	Path string
 	// Ready reports whether the server is ready for traffic (/readyz).
 	// nil means always ready. Under fx it reports whether every service
@@ -116,6 +124,41 @@ const (
 	defaultPath           = "/mcp"
 	defaultSessionTimeout = 30 * time.Minute
 )
+
+// endpointPath returns the MCP endpoint's path, or an error naming the option if
+// it is not a plain, clean path (http.ServeMux would panic on it, or
+// never match it).
+func (o *HTTPOptions) endpointPath() (string, error) {
+	p := o.Path
+	if p == "" {
+		return defaultPath, nil
+	}
+	bad := func(why string) (string, error) {
+		return "", fmt.Errorf("server: HTTPOptions.Path %q %s", p, why)
+	}
+	switch {
+	case !strings.HasPrefix(p, "/"):
+		return bad(`must start with "/"`)
+	case strings.ContainsFunc(p, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		return bad("must not contain spaces (it is a path, not a pattern with a method)")
+	case strings.ContainsAny(p, "{}"):
+		return bad(`must not contain "{" or "}" (it is a path, not a pattern with wildcards)`)
+	case p != cleanPath(p):
+		return bad("must be a clean path (no //, . or .. segments)")
+	case p == "/healthz" || p == "/readyz":
+		return bad("is taken by the health endpoints")
+	}
+	return p, nil
+}
+
+// cleanPath is path.Clean, keeping a trailing slash.
+func cleanPath(p string) string {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
+}
 
 func (o *HTTPOptions) logger() *slog.Logger {
 	if o.Logger != nil {
@@ -160,6 +203,9 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessions, e
 	if opts.MaxRequestBodyBytes < 0 {
 		return nil, nil, fmt.Errorf("server: HTTPOptions.MaxRequestBodyBytes is %d: must not be negative", opts.MaxRequestBodyBytes)
 	}
+	if opts.Stateful && opts.Anonymous != nil {
+		return nil, nil, errors.New("server: HTTPOptions.Anonymous with Stateful: a session opened without a token cannot be bound to its opener, so any caller could use it; serve anonymous callers statelessly")
+	}
 	sessionTimeout := opts.SessionTimeout
 	switch {
 	case sessionTimeout == 0:
@@ -201,8 +247,13 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessions, e
 }
 
 // verifier adapts o.Verifier to the SDK: the caller travels in the
-// TokenInfo, bound to its subject (a stateful session stays with the
-// subject that opened it), and errors never echo the token.
+// TokenInfo, and errors never echo the token.
+//
+// The TokenInfo's UserID binds a stateful session to its opener (the SDK
+// refuses a request of another user on it; it binds no session to an
+// empty UserID): "sub:" and the caller's subject, or for a caller without
+// one (a token mapped to roles only), "tok:" and the hex SHA-256 of the
+// token, never empty. Logs show the caller's subject, not the UserID.
 func (o *HTTPOptions) verifier() auth.TokenVerifier {
 	v := o.Verifier
 	return func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
@@ -217,8 +268,18 @@ func (o *HTTPOptions) verifier() auth.TokenVerifier {
 		if c.Bearer == "" {
 			c.Bearer = token
 		}
-		return &auth.TokenInfo{UserID: c.Subject, Extra: map[string]any{tokenCallerKey: c}}, nil
+		return &auth.TokenInfo{UserID: sessionUser(c.Subject, token), Extra: map[string]any{tokenCallerKey: c}}, nil
 	}
+}
+
+// sessionUser is the user a stateful session is bound to (see
+// [HTTPOptions.verifier]).
+func sessionUser(subject, token string) string {
+	if subject != "" {
+		return "sub:" + subject
+	}
+	sum := sha256.Sum256([]byte(token))
+	return "tok:" + hex.EncodeToString(sum[:])
 }
 
 // HTTPServer serves an MCP server over streamable HTTP, with /healthz
@@ -233,25 +294,26 @@ type HTTPServer struct {
 	sessions *sessions // stateful: what to end at Shutdown; else nil
 
 	mu     sync.Mutex
+	closed bool // Shutdown was called: Serve refuses
 	srv    *http.Server
 	addr   net.Addr
 	served chan struct{} // closed when Serve returned
 }
 
 // NewHTTPServer returns an HTTP server for s. It fails as [HTTPHandler]
-// does.
+// does, and if [HTTPOptions.Path] is not a plain path.
 func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
+	endpoint, err := opts.endpointPath()
+	if err != nil {
+		return nil, err
+	}
 	h, open, err := newHTTPHandler(s, opts)
 	if err != nil {
 		return nil, err
 	}
 	hs := &HTTPServer{opts: opts, drain: newDrain(), sessions: open}
-	path := opts.Path
-	if path == "" {
-		path = defaultPath
-	}
 	mux := http.NewServeMux()
-	mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle(endpoint, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The drain reaches every call of this request through the
 		// session's context.
 		h.ServeHTTP(w, r.WithContext(withDrain(r.Context(), hs.drain)))
@@ -282,7 +344,8 @@ func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
 func (h *HTTPServer) Handler() http.Handler { return h.handler }
 
 // Start listens on addr ("127.0.0.1:0" picks a free port; see
-// [HTTPServer.Addr]) and serves in the background until Shutdown.
+// [HTTPServer.Addr]) and serves in the background until Shutdown. A
+// server cannot be started after Shutdown (see [HTTPServer.Serve]).
 func (h *HTTPServer) Start(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -291,12 +354,18 @@ func (h *HTTPServer) Start(addr string) error {
 	return h.Serve(ln)
 }
 
-// Serve serves on l in the background until Shutdown. It fails if the
-// server was started already.
+// Serve serves on l in the background until Shutdown. It fails, closing
+// l, if the server was started already, or if Shutdown was called (the
+// error then wraps [http.ErrServerClosed]).
 func (h *HTTPServer) Serve(l net.Listener) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.closed {
+		l.Close()
+		return fmt.Errorf("server: HTTPServer started after Shutdown: %w", http.ErrServerClosed)
+	}
 	if h.srv != nil {
+		l.Close()
 		return errors.New("server: HTTPServer started twice")
 	}
 	h.srv = &http.Server{Handler: h.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
@@ -329,25 +398,30 @@ func (h *HTTPServer) URL() string {
 	if addr == "" {
 		return ""
 	}
-	path := h.opts.Path
-	if path == "" {
-		path = defaultPath
-	}
-	return "http://" + addr + path
+	endpoint, _ := h.opts.endpointPath() // checked by NewHTTPServer
+	return "http://" + addr + endpoint
 }
 
 // Shutdown stops the server gracefully: /readyz answers 503 at once;
 // after [HTTPOptions.DrainDelay] the server stops accepting connections
 // and new calls, and waits for in-flight requests to finish. When ctx is
-// done first, the calls still running are cancelled (their context's
-// cause is [ErrShuttingDown]), connections are closed, and ctx's error is
-// returned.
+// done first, the requests still running are cancelled (their context's
+// cause is [ErrShuttingDown]): tool calls, and any other, such as a
+// tools/list waiting on its authorizer; connections are closed, and ctx's
+// error is returned. Shutdown returns then even if a handler ignores its
+// context (and so holds its stateful session open).
 //
-// With [HTTPOptions.Stateful], the sessions' standalone event streams
-// (which never end on their own) end once the in-flight calls are done,
-// and then the sessions are closed: a client reconnects to another
-// replica and opens a new session there.
+// With [HTTPOptions.Stateful], new sessions are refused (503) once the
+// server stops accepting, the sessions' standalone event streams (which
+// never end on their own) end once the in-flight calls are done, and then
+// the sessions are closed: a client reconnects to another replica and
+// opens a new session there.
+//
+// Once Shutdown is called, Start and Serve fail.
 func (h *HTTPServer) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
 	h.draining.Store(true)
 	if d := h.opts.DrainDelay; d > 0 {
 		t := time.NewTimer(d)
@@ -360,6 +434,9 @@ func (h *HTTPServer) Shutdown(ctx context.Context) error {
 	h.mu.Lock()
 	srv, served := h.srv, h.served
 	h.mu.Unlock()
+	if h.sessions != nil {
+		h.sessions.stopOpening()
+	}
 	shut := make(chan error, 1)
 	if srv != nil {
 		go func() { shut <- srv.Shutdown(ctx) }()
@@ -378,9 +455,10 @@ func (h *HTTPServer) Shutdown(ctx context.Context) error {
 	if serr := <-shut; err == nil {
 		err = serr
 	}
+	// Whatever still runs (requests other than calls, past ctx) ends now.
 	h.drain.cancel()
 	if h.sessions != nil {
-		h.sessions.closeAll()
+		h.sessions.closeAll(ctx)
 	}
 	if srv != nil {
 		if err != nil {

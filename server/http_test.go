@@ -11,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
+	"github.com/toolroute/toolroute/tool"
 )
 
 // A distinctive token, so that its absence from logs means something.
@@ -461,5 +463,245 @@ func stopWithCallInFlight(t *testing.T, hs *server.HTTPServer, d *deps, cs *mcp.
 	}
 	if err := <-stopped; err != nil {
 		t.Errorf("stop = %v", err)
+	}
+}
+
+// hangGuard bounds a wait that would otherwise hang the test when the
+// behaviour under test is broken: not a timing assertion, only a way to
+// turn a hang into a failure.
+const hangGuard = 10 * time.Second
+
+// hangingLists is an authorizer whose listing hangs (an upstream outage).
+// If honour is set it returns when its context ends, and reports the
+// context's cause on causes; otherwise it waits for release alone.
+type hangingLists struct {
+	honour   bool
+	once     sync.Once
+	entered  chan struct{}
+	release  chan struct{}
+	released sync.Once
+	causes   chan error
+}
+
+func newHangingLists(honour bool) *hangingLists {
+	return &hangingLists{honour: honour, entered: make(chan struct{}), release: make(chan struct{}), causes: make(chan error, 1)}
+}
+
+// unblock lets the listing return.
+func (h *hangingLists) unblock() { h.released.Do(func() { close(h.release) }) }
+
+func (h *hangingLists) Allow(context.Context, authz.Caller, tool.Route) error { return nil }
+
+func (h *hangingLists) AllowMany(ctx context.Context, _ authz.Caller, rs []tool.Route) ([]bool, error) {
+	h.once.Do(func() { close(h.entered) })
+	done := ctx.Done()
+	if !h.honour {
+		done = nil
+	}
+	select {
+	case <-done:
+		h.causes <- context.Cause(ctx)
+		return nil, ctx.Err()
+	case <-h.release:
+		return make([]bool, len(rs)), nil
+	}
+}
+
+// shutdownExpired starts a stateful server whose authorizer is a, opens a
+// session with a tools/list in flight, and shuts the server down with a
+// context that has ended already; it returns Shutdown's error, or fails
+// the test if Shutdown does not return.
+func shutdownExpired(t *testing.T, a *hangingLists) error {
+	t.Helper()
+	s := newTestServer(t, server.Options{Authorizer: a}, newDeps("a"))
+	hs, err := server.NewHTTPServer(s, server.HTTPOptions{Stateful: true, Verifier: server.StaticTokens(testTokens)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
+	sess := openStateful(t, hs.URL())
+	listed := make(chan struct{})
+	go func() {
+		defer close(listed)
+		// Shutdown closes the connection: no answer is expected.
+		req, _ := http.NewRequest(http.MethodPost, sess.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+secretToken)
+		req.Header.Set("Mcp-Session-Id", sess.id)
+		req.Header.Set("Mcp-Protocol-Version", v2025)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	t.Cleanup(func() { <-listed })
+	<-a.entered
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the shutdown deadline has passed
+	done := make(chan error, 1)
+	go func() { done <- hs.Shutdown(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(hangGuard):
+		a.unblock()
+		<-done
+		t.Fatal("Shutdown did not return after its context ended")
+		return nil
+	}
+}
+
+// TestHTTPShutdownCancelsHungRequest: when Shutdown's context ends, every
+// request still running is cancelled with cause ErrShuttingDown, not only
+// tool calls: a stateful tools/list whose authorizer waits on its context
+// ends, and Shutdown returns the context's error. The SDK runs a
+// session's requests on a context nothing else cancels, and closing the
+// session waits for them.
+func TestHTTPShutdownCancelsHungRequest(t *testing.T) {
+	a := newHangingLists(true)
+	if err := shutdownExpired(t, a); !errors.Is(err, context.Canceled) {
+		t.Errorf("Shutdown = %v, want context.Canceled", err)
+	}
+	select {
+	case cause := <-a.causes:
+		if !errors.Is(cause, server.ErrShuttingDown) {
+			t.Errorf("the listing's context ended with %v, want ErrShuttingDown", cause)
+		}
+	case <-time.After(hangGuard):
+		t.Error("the listing in flight was never cancelled")
+		a.unblock()
+	}
+}
+
+// TestHTTPShutdownDespiteStuckHandler: Shutdown returns once its context
+// ends even if a handler ignores its context, and so holds its stateful
+// session's Close forever.
+func TestHTTPShutdownDespiteStuckHandler(t *testing.T) {
+	a := newHangingLists(false)
+	defer a.unblock() // the handler ends with the test
+	if err := shutdownExpired(t, a); !errors.Is(err, context.Canceled) {
+		t.Errorf("Shutdown = %v, want context.Canceled", err)
+	}
+}
+
+// TestHTTPStartAfterShutdown: a server shut down (even before it
+// started) does not start again, with an error wrapping
+// http.ErrServerClosed: it would serve forever, answer /readyz 503 and
+// refuse every call, with nothing left to stop it.
+func TestHTTPStartAfterShutdown(t *testing.T) {
+	s := newTestServer(t, server.Options{}, newDeps("a"))
+	hs, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(testTokens)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.Shutdown(context.Background()); err != nil {
+		t.Fatalf("Shutdown before Start = %v", err)
+	}
+	if err := hs.Start("127.0.0.1:0"); !errors.Is(err, http.ErrServerClosed) {
+		t.Errorf("Start after Shutdown = %v, want http.ErrServerClosed; serving on %q", err, hs.Addr())
+		hs.Shutdown(context.Background())
+	}
+}
+
+// TestHTTPNoSessionAfterShutdown: served through Handler() (no Start:
+// nothing stops the listener), a stateful server refuses with 503 a
+// request that would open a session once Shutdown has begun, as it
+// refuses new event streams; the session would stay open, as nothing
+// would close it.
+func TestHTTPNoSessionAfterShutdown(t *testing.T) {
+	s := newTestServer(t, server.Options{}, newDeps("a"))
+	hs, err := server.NewHTTPServer(s, server.HTTPOptions{Stateful: true, Verifier: server.StaticTokens(testTokens)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(hs.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
+	if err := hs.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if resp := post(t, ts.URL+"/mcp", "Bearer "+secretToken, initializeBody); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("initialize after Shutdown: status %d, want 503", resp.StatusCode)
+	}
+	for ss := range s.Sessions() {
+		t.Errorf("session %q opened after Shutdown", ss.ID())
+		ss.Close()
+	}
+}
+
+// TestHTTPBadPath: NewHTTPServer (and so server.HTTP under fx) fails with
+// an error naming HTTPOptions.Path for a path http.ServeMux would panic on
+// (or never match), instead of panicking.
+func TestHTTPBadPath(t *testing.T) {
+	s := newTestServer(t, server.Options{}, newDeps("a"))
+	for _, p := range []string{"mcp", "/mcp/{x", "/mcp/{x}", "GET /mcp", "/a b", "/a/../mcp", "//mcp", "/healthz"} {
+		t.Run(p, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("NewHTTPServer panicked: %v", r)
+				}
+			}()
+			_, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(testTokens), Path: p})
+			if err == nil || !strings.Contains(err.Error(), "HTTPOptions.Path") {
+				t.Errorf("err = %v, want an error naming HTTPOptions.Path", err)
+			}
+		})
+	}
+	for _, p := range []string{"/", "/mcp/", "/api/v1/mcp"} {
+		if _, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(testTokens), Path: p}); err != nil {
+			t.Errorf("Path %q: %v", p, err)
+		}
+	}
+}
+
+// TestHTTPStatefulSessionBoundWithoutSubject: a stateful session opened by
+// a caller without a Subject (a token mapped to roles only, which
+// authz.Policy accepts) is bound to its token: another caller cannot post
+// on it or end it (403). The SDK binds a session to its opener's
+// TokenInfo.UserID, and to nobody when that is empty.
+func TestHTTPStatefulSessionBoundWithoutSubject(t *testing.T) {
+	tokens := map[string]authz.Caller{
+		secretToken:    {Roles: []string{"admin"}}, // no Subject
+		"viewer-token": {Subject: "victor", Roles: []string{"viewer"}},
+		"other-token":  {Roles: []string{"admin"}}, // no Subject either
+	}
+	hs := startHTTP(t, newTestServer(t, server.Options{Authorizer: authz.AllowAll()}, newDeps("a")), server.HTTPOptions{Stateful: true, Verifier: server.StaticTokens(tokens)})
+	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
+	s := openStateful(t, hs.URL()) // opened with secretToken
+	for _, token := range []string{"viewer-token", "other-token"} {
+		other := &statefulSession{t: t, url: s.url, id: s.id, token: token}
+		if resp := other.postRaw(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s posting on the subjectless caller's session: status %d, want 403", token, resp.StatusCode)
+		}
+		req, _ := http.NewRequest(http.MethodDelete, s.url, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Mcp-Session-Id", s.id)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s ending the subjectless caller's session: status %d, want 403", token, resp.StatusCode)
+		}
+	}
+	// Its own token still serves it.
+	if ms := messages(t, s.postRaw(`{"jsonrpc":"2.0","id":8,"method":"tools/list"}`)); len(ms) != 1 || ms[0]["result"] == nil {
+		t.Errorf("the opener's tools/list = %v", ms)
+	}
+}
+
+// TestHTTPStatefulAnonymousRefused: HTTPHandler refuses Anonymous with
+// Stateful: a session opened without a token could not be bound to its
+// opener, and every caller could post on it, read its stream or end it.
+func TestHTTPStatefulAnonymousRefused(t *testing.T) {
+	s := newTestServer(t, server.Options{}, newDeps("a"))
+	_, err := server.HTTPHandler(s, server.HTTPOptions{Stateful: true, Anonymous: &authz.Caller{Subject: "anonymous"}, Verifier: server.StaticTokens(testTokens)})
+	if err == nil || !strings.Contains(err.Error(), "Anonymous") {
+		t.Errorf("HTTPHandler(Stateful, Anonymous) = %v, want an error naming Anonymous", err)
 	}
 }

@@ -25,9 +25,10 @@ var schemaCache = mcp.NewSchemaCache()
 // [Options.CallTimeout] (see [context.Cause]).
 var ErrCallTimeout = errors.New("server: the call exceeded its deadline (Options.CallTimeout)")
 
-// ErrShuttingDown is the cause of a tool call's context ending because
-// the server shut down before the call finished, and the error of a call
-// that arrives while the server drains.
+// ErrShuttingDown is the cause of a request's context ending because the
+// server shut down before the request finished (a tool call, and any
+// other request, such as a tools/list waiting on its authorizer), and the
+// error of a call that arrives while the server drains.
 var ErrShuttingDown = errors.New("server: shutting down")
 
 // New builds an MCP server serving the tools of installs, usable without
@@ -40,7 +41,10 @@ var ErrShuttingDown = errors.New("server: shutting down")
 //
 //  1. panic recovery, and caller resolution: over HTTP the caller comes
 //     from the token verified by [HTTPHandler]; on other transports from
-//     the context given to Connect, else [Options.Caller];
+//     the context given to Connect, else [Options.Caller]. Served by
+//     [HTTPServer], [ServeIO] or [StdioIO], every request (not only
+//     tools/call) also has its context cancelled, with cause
+//     [ErrShuttingDown], when a shutdown gives up waiting;
 //  2. for tools/call: the per-call deadline ([Options.CallTimeout]),
 //     one log record (tool, caller subject, outcome, duration; never the
 //     bearer), and, when the client gave a progress token, the call's
@@ -197,6 +201,15 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if ok {
 			ctx = authz.WithCaller(ctx, caller)
 		}
+		if d := drainFrom(ctx); d != nil {
+			// Every request ends at a hard shutdown, not only calls: the
+			// SDK runs requests of a session on a context nothing else
+			// cancels, and closing a session waits for its handlers.
+			var cancel context.CancelCauseFunc
+			ctx, cancel = context.WithCancelCause(ctx)
+			defer cancel(nil)
+			defer context.AfterFunc(d.hard, func() { cancel(ErrShuttingDown) })()
+		}
 		if method != "tools/call" {
 			defer c.recoverOther(method, &err)
 			res, err = next(ctx, method, req)
@@ -245,10 +258,6 @@ func (c *chain) call(ctx context.Context, method string, req *mcp.CallToolReques
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: ErrShuttingDown.Error()}
 		}
 		defer d.end()
-		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(ctx)
-		defer cancel(nil)
-		defer context.AfterFunc(d.hard, func() { cancel(ErrShuttingDown) })()
 	}
 	if rc := boundRequest(ctx); rc != nil {
 		var cancel context.CancelCauseFunc

@@ -23,7 +23,8 @@ type sessions struct {
 	ids     map[string]struct{} // sessions this handler opened
 	prune   int                 // len(ids) at which to drop ended sessions
 	streams map[*http.Request]context.CancelFunc
-	ending  bool          // Shutdown began: no new streams
+	closing bool          // Shutdown stopped accepting: no new sessions
+	ending  bool          // Shutdown ends streams: no new streams
 	posts   int           // requests other than streams being served
 	idle    chan struct{} // closed and replaced whenever posts drops to 0
 }
@@ -33,7 +34,10 @@ func newSessions(s *mcp.Server) *sessions {
 }
 
 // serve serves r with next, ending a GET stream when shutdown begins and
-// remembering the session a response names.
+// remembering the session a response names. Once Shutdown has stopped
+// accepting, a request that would open a session (a POST without
+// Mcp-Session-Id) is refused with 503: served through
+// [HTTPServer.Handler], nothing would close the session.
 func (ss *sessions) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet {
 		ctx, cancel := context.WithCancel(r.Context())
@@ -44,16 +48,22 @@ func (ss *sessions) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 			http.Error(w, "server shutting down", http.StatusServiceUnavailable)
 			return
 		}
-		ss.streams[r] = cancel
+		key := r
+		ss.streams[key] = cancel
 		ss.mu.Unlock()
 		defer func() {
 			ss.mu.Lock()
-			delete(ss.streams, r)
+			delete(ss.streams, key)
 			ss.mu.Unlock()
 		}()
 		r = r.WithContext(ctx)
 	} else {
 		ss.mu.Lock()
+		if ss.closing && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+			ss.mu.Unlock()
+			http.Error(w, "server shutting down", http.StatusServiceUnavailable)
+			return
+		}
 		ss.posts++
 		ss.mu.Unlock()
 		defer func() {
@@ -118,6 +128,13 @@ func (ss *sessions) waitRequests(ctx context.Context) {
 	}
 }
 
+// stopOpening refuses new sessions.
+func (ss *sessions) stopOpening() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.closing = true
+}
+
 // endStreams ends every standalone stream, and refuses new ones.
 func (ss *sessions) endStreams() {
 	ss.mu.Lock()
@@ -128,15 +145,27 @@ func (ss *sessions) endStreams() {
 	}
 }
 
-// closeAll closes every session this handler opened.
-func (ss *sessions) closeAll() {
+// closeAll closes every session this handler opened, all at once, and
+// waits until they are closed or ctx is done. Closing a session waits for
+// its handlers: one that ignores its context would hold it forever.
+func (ss *sessions) closeAll(ctx context.Context) {
 	ss.mu.Lock()
 	ids := ss.ids
 	ss.ids = map[string]struct{}{}
 	ss.mu.Unlock()
+	var wg sync.WaitGroup
 	for s := range ss.server.Sessions() {
 		if _, ok := ids[s.ID()]; ok {
-			s.Close()
+			wg.Go(func() { s.Close() })
 		}
+	}
+	closed := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-ctx.Done():
 	}
 }

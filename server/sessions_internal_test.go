@@ -89,11 +89,35 @@ func TestSessionsBounded(t *testing.T) {
 	if got := live(); len(got) != len(kept)+1 {
 		t.Fatalf("live sessions %q, want the %d kept and the in-memory one", got, len(kept))
 	}
-	open.closeAll()
+	open.closeAll(t.Context())
 	if got := live(); len(got) != 1 || got[0] != other.ID() {
 		t.Errorf("after closeAll: live sessions %q, want only the in-memory one", got)
 	}
 	if err := cs.Ping(t.Context(), nil); err != nil {
 		t.Errorf("the in-memory session after closeAll: %v", err)
+	}
+}
+
+// TestSessionsForgetEndedStreams: a standalone GET stream that ended is
+// forgotten; otherwise every stream a long-running stateful server ever
+// served would stay in ss.streams, with its *http.Request (headers, the
+// bearer token).
+func TestSessionsForgetEndedStreams(t *testing.T) {
+	s, err := New(Options{Authorizer: authz.AllowAll()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := newSessions(s)
+	ended := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}) // the stream ends at once
+	for range 3 {
+		req := httptest.NewRequest(http.MethodGet, "/mcp", nil)
+		req.Header.Set("Authorization", "Bearer secret")
+		ss.serve(ended, httptest.NewRecorder(), req)
+	}
+	ss.mu.Lock()
+	n := len(ss.streams)
+	ss.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d ended streams still tracked, want 0", n)
 	}
 }

@@ -20,8 +20,10 @@ func ServeStdio(ctx context.Context, s *mcp.Server) error {
 
 // ServeIO serves s over one newline-delimited JSON-RPC stream: it reads
 // requests from r and writes responses to w, until the client closes r
-// (ServeIO then returns nil) or ctx is done (in-flight calls are
+// (ServeIO then returns nil) or ctx is done (in-flight requests are
 // cancelled, the session is closed, and ServeIO returns ctx's error).
+// A line that is not a JSON-RPC message, or a batch that is not valid, is
+// answered with a JSON-RPC error and dropped; the session goes on.
 // Callers are [Options.Caller]. A call the client cancels
 // (notifications/cancelled) has its handler's context cancelled and gets
 // no response. For a graceful stop that lets in-flight calls finish, use
@@ -61,9 +63,12 @@ func serveIO(ctx context.Context, s *mcp.Server, t mcp.Transport, d *drain) erro
 	}
 }
 
-// countingTransport wraps a transport's connection to count the calls
+// countingTransport wraps a transport's connection to follow the calls
 // read and not yet answered, so that a graceful stop can wait until every
 // in-flight call's response is written before it closes the session.
+//
+// It follows their ids, not their number: the SDK drops, unanswered, a
+// request whose id is that of a call in flight.
 //
 // The wrapper hides the connection's unexported methods from the SDK;
 // for an io connection that only disables the SDK's refusal of JSON-RPC
@@ -72,8 +77,8 @@ type countingTransport struct {
 	base mcp.Transport
 
 	mu      sync.Mutex
-	pending int           // calls read and not yet answered
-	zero    chan struct{} // if non-nil, closed when pending reaches 0
+	pending map[jsonrpc.ID]struct{} // calls read and not yet answered
+	zero    chan struct{}           // if non-nil, closed when pending empties
 }
 
 func (t *countingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -88,7 +93,7 @@ func (t *countingTransport) Connect(ctx context.Context) (mcp.Connection, error)
 // done.
 func (t *countingTransport) answered(ctx context.Context) error {
 	t.mu.Lock()
-	if t.pending == 0 {
+	if len(t.pending) == 0 {
 		t.mu.Unlock()
 		return nil
 	}
@@ -114,7 +119,10 @@ func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.Connection.Read(ctx)
 	if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
 		c.t.mu.Lock()
-		c.t.pending++
+		if c.t.pending == nil {
+			c.t.pending = map[jsonrpc.ID]struct{}{}
+		}
+		c.t.pending[req.ID] = struct{}{}
 		c.t.mu.Unlock()
 	}
 	return m, err
@@ -122,12 +130,10 @@ func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 func (c *countingConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, m)
-	if _, ok := m.(*jsonrpc.Response); ok {
+	if resp, ok := m.(*jsonrpc.Response); ok {
 		c.t.mu.Lock()
-		if c.t.pending > 0 {
-			c.t.pending--
-		}
-		if c.t.pending == 0 && c.t.zero != nil {
+		delete(c.t.pending, resp.ID)
+		if len(c.t.pending) == 0 && c.t.zero != nil {
 			close(c.t.zero)
 			c.t.zero = nil
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -46,15 +47,8 @@ func TestServeIO(t *testing.T) {
 func TestServeIOCancel(t *testing.T) {
 	d := newDeps("stdio")
 	s := newTestServer(t, server.Options{Caller: &authz.Caller{Subject: "local"}}, d)
-	sr, sw, ct := pipes()
 	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- server.ServeIO(ctx, s, sr, sw) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs, served := serveIOClient(t, ctx, s)
 	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
 	<-d.started
 	cancel()
@@ -64,4 +58,48 @@ func TestServeIOCancel(t *testing.T) {
 	if err := <-served; !errors.Is(err, context.Canceled) {
 		t.Errorf("ServeIO = %v, want context.Canceled", err)
 	}
+}
+
+// TestServeIOCancelsHungRequest: when ServeIO's context ends, every
+// request in flight is cancelled with cause ErrShuttingDown, not only
+// tool calls: a tools/list whose authorizer waits on its context ends,
+// and ServeIO returns the context's error. Closing the session waits for
+// its handlers, which the SDK runs on a context nothing else cancels.
+func TestServeIOCancelsHungRequest(t *testing.T) {
+	a := newHangingLists(true)
+	defer a.unblock()
+	s := newTestServer(t, server.Options{Authorizer: a, Caller: &authz.Caller{Subject: "local"}}, newDeps("a"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cs, served := serveIOClient(t, ctx, s)
+	go cs.ListTools(context.Background(), nil)
+	<-a.entered
+	cancel()
+	select {
+	case err := <-served:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("ServeIO = %v, want context.Canceled", err)
+		}
+	case <-time.After(hangGuard):
+		a.unblock()
+		<-served
+		t.Fatal("ServeIO did not return after its context ended")
+	}
+	if cause := <-a.causes; !errors.Is(cause, server.ErrShuttingDown) {
+		t.Errorf("the listing's context ended with %v, want ErrShuttingDown", cause)
+	}
+}
+
+// serveIOClient serves s with ServeIO(ctx) over pipes to a client, closed
+// when the test ends; served yields ServeIO's error.
+func serveIOClient(t *testing.T, ctx context.Context, s *mcp.Server) (*mcp.ClientSession, <-chan error) {
+	t.Helper()
+	sr, sw, ct := pipes()
+	served := make(chan error, 1)
+	go func() { served <- server.ServeIO(ctx, s, sr, sw) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, served
 }
