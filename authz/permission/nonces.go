@@ -16,8 +16,11 @@ import (
 // that share an [Options].Key (as stateless HTTP replicas behind a load
 // balancer do) must share a NonceStore too, or an answer used on one
 // replica can be used again on another: implement it on a shared store,
-// for example Redis's SET key value NX PXAT expiry, or an insert into a
-// table whose key is the nonce.
+// for example Redis's SET key value NX PXAT (expiry plus a margin for the
+// replicas' clock skew, a minute say), or an insert into a table whose
+// key is the nonce. A store may keep a nonce longer than asked, never
+// shorter: a state is refused once the Checker's clock passes its expiry,
+// and a store whose clock is ahead would otherwise forget it too early.
 type NonceStore interface {
 	// Spend marks nonce (a hex string) spent until expiry. It returns an
 	// error wrapping [ErrReplayed] if the nonce was spent already. Any
@@ -51,11 +54,17 @@ var (
 // NewNonceStore returns an in-memory NonceStore holding at most max
 // unexpired nonces (max <= 0 selects 100,000). When it is full of
 // unexpired nonces it refuses answers rather than forget one: fail
-// closed. Share one between Checkers of one process; replicas need a
-// shared store of their own.
+// closed. It forgets a nonce a minute after its expiry by the real clock
+// (time.Now), so Checkers sharing it must run on the real clock (a nil
+// [Options].Now). Share one between Checkers of one process; replicas
+// need a shared store of their own.
 func NewNonceStore(max int) NonceStore {
 	return newMemoryNonces(max, time.Now)
 }
+
+// nonceMargin is how long after its expiry the in-memory store keeps a
+// nonce.
+const nonceMargin = time.Minute
 
 // memoryNonces is the in-memory NonceStore.
 type memoryNonces struct {
@@ -80,9 +89,11 @@ func (s *memoryNonces) Spend(_ context.Context, nonce string, expiry time.Time) 
 		return ErrReplayed
 	}
 	if len(s.m) >= s.max {
-		now := s.now().UnixMilli()
+		// Expired a while ago: its state is refused anyway, by a clock
+		// that may lag this one a little.
+		now := s.now().Add(-nonceMargin).UnixMilli()
 		for n, exp := range s.m {
-			if exp <= now { // expired: its state is refused anyway
+			if exp <= now {
 				delete(s.m, n)
 			}
 		}

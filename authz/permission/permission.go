@@ -25,6 +25,16 @@ const (
 	DenyAlways  = "deny always"
 )
 
+// MaxAskPairs is how many (subject, capability) pairs one call may ask
+// about: its request state holds a bit for each, and must fit the bound
+// on request states. A larger question is refused with a tool error
+// before the user is asked.
+const MaxAskPairs = 24_000
+
+// protocolInputRequests is the first protocol version whose requests
+// carry the client's capabilities (and input responses) themselves.
+const protocolInputRequests = "2026-07-28"
+
 // DefaultTTL is how long a question's request state stays good.
 const DefaultTTL = 5 * time.Minute
 
@@ -296,6 +306,9 @@ func (c *Checker) Require(ctx context.Context, req *mcp.CallToolRequest, r Reque
 			if !canAsk(req) {
 				return Granted{}, nil, ErrCannotAsk
 			}
+			if n := len(subjects) * len(caps); n > MaxAskPairs {
+				return Granted{}, nil, fmt.Errorf("permission: a question about %d (subject, capability) pairs is too large (at most %d): ask about fewer subjects or capabilities at a time", n, MaxAskPairs)
+			}
 			digest()
 			return Granted{}, c.ask(b, subjects, caps, decided, r), nil
 		}
@@ -399,7 +412,18 @@ func (c *Checker) denied(tool string, subjects, caps []string, decided []Effect,
 // this call. A pre-2026 client over stateless HTTP has no capabilities on
 // its per-request session, so it cannot.
 func canAsk(req *mcp.CallToolRequest) bool {
-	cc := req.ClientCapabilities()
+	// A 2026-07-28 request carries its client's capabilities in _meta.
+	// Before that version they are the session's, from initialize: the
+	// SDK can only ask (elicitation/create) a client that declared them
+	// there, whatever _meta says, and a stateless 2025 request has none.
+	var cc *mcp.ClientCapabilities
+	if req.ProtocolVersion() >= protocolInputRequests {
+		cc = req.ClientCapabilities()
+	} else if req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil {
+			cc = p.Capabilities
+		}
+	}
 	if cc == nil || cc.Elicitation == nil {
 		return false
 	}

@@ -3,6 +3,7 @@ package permission_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -912,5 +913,111 @@ func TestAnswerCoversOnlyWhatWasAsked(t *testing.T) {
 	}
 	if n := e.effects.Load(); n != 2 {
 		t.Errorf("side effects = %d, want 2", n)
+	}
+}
+
+// TestStateless2025ClaimingCapabilities: a 2025 client over stateless
+// HTTP cannot be asked (the SDK has no session to send elicitation/create
+// on), even when its request's _meta claims elicitation as a 2026 client's
+// would: it gets the clean ErrCannotAsk tool error, not a protocol error
+// from the SDK's failed attempt, and nothing happens.
+func TestStateless2025ClaimingCapabilities(t *testing.T) {
+	s, e := newServer(t, &permission.Options{})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	a := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowOnce)}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "v0"}, &mcp.ClientOptions{ElicitationHandler: a.handle})
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: v2025})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "act", Arguments: actArgs{Subjects: []string{"item:42"}, Caps: []string{"delete"}},
+		Meta: mcp.Meta{"test/principal": "alice", mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}}})
+	if got, want := outcome(t, res, err), "error: "+permission.ErrCannotAsk.Error(); got != want {
+		t.Errorf("outcome = %q, want %q", got, want)
+	}
+	if e.effects.Load() != 0 || a.asked() != 0 {
+		t.Errorf("side effects %d, questions %d; want none", e.effects.Load(), a.asked())
+	}
+}
+
+// TestQuestionSizeBound: a question's request state holds a bit per
+// (subject, capability) pair and must fit the bound on states. A
+// question of MaxAskPairs pairs is asked and answered; a larger one is
+// refused with a tool error before the user is asked (it used to be
+// asked, and its answer refused as malformed).
+func TestQuestionSizeBound(t *testing.T) {
+	subjects := func(n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("i:%d", i))
+		}
+		return out
+	}
+	caps := []string{"read", "delete"}
+	s, e := newServer(t, &permission.Options{})
+	a := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowOnce)}}
+	cs := connect(t, s, v2026, a, nil)
+	if got := text(t)(call(t, cs, actArgs{Subjects: subjects(permission.MaxAskPairs / 2), Caps: caps})); got != "granted delete,read" {
+		t.Errorf("a question of MaxAskPairs pairs: %q, want both granted", got)
+	}
+	if a.asked() != 1 || e.effects.Load() != 1 {
+		t.Fatalf("questions %d, side effects %d; want 1 and 1", a.asked(), e.effects.Load())
+	}
+	// 25,000 pairs: a state of more than 4,096 characters.
+	got := text(t)(call(t, cs, actArgs{Subjects: subjects(12_500), Caps: caps}))
+	if want := "error: permission: a question about 25000 (subject, capability) pairs is too large"; !strings.HasPrefix(got, want) {
+		t.Errorf("a larger question: %q, want %q...", got, want)
+	}
+	if a.asked() != 1 || e.effects.Load() != 1 {
+		t.Errorf("questions %d, side effects %d; want no new ones", a.asked(), e.effects.Load())
+	}
+}
+
+// TestParallelRetriesOneWins: eight retries of one answered state, sent at
+// once from eight sessions, for both kinds of handler: exactly one is
+// granted, the others are refused as replays, and the side effect
+// happens once.
+func TestParallelRetriesOneWins(t *testing.T) {
+	args := actArgs{Subjects: []string{"item:42"}, Caps: []string{"delete"}}
+	noAuto := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}
+	for _, name := range []string{"act", "act_typed"} {
+		t.Run(name, func(t *testing.T) {
+			s, e := newServer(t, &permission.Options{})
+			ask := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowOnce)}}
+			q, err := callAs(t, connect(t, s, v2026, ask, noAuto), "alice", name, args)
+			if err != nil || !q.NeedsInput() {
+				t.Fatalf("first round = %+v, %v; want input_required", q, err)
+			}
+			var sessions []*mcp.ClientSession
+			for range 8 {
+				sessions = append(sessions, connect(t, s, v2026, ask, noAuto))
+			}
+			var (
+				wg            sync.WaitGroup
+				mu            sync.Mutex
+				oks, replayed int
+			)
+			for _, cs := range sessions {
+				wg.Go(func() {
+					r := allowOnceRetry(args, q)
+					r.Name = name
+					res, err := cs.CallTool(t.Context(), r)
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case err == nil && !res.IsError:
+						oks++
+					case err != nil && strings.Contains(err.Error(), "already used"):
+						replayed++
+					}
+				})
+			}
+			wg.Wait()
+			if oks != 1 || replayed != 7 || e.effects.Load() != 1 {
+				t.Errorf("granted %d, refused as replays %d, side effects %d; want 1, 7, 1", oks, replayed, e.effects.Load())
+			}
+		})
 	}
 }
