@@ -378,6 +378,67 @@ func TestInstallPanic(t *testing.T) {
 	}
 }
 
+// touchy is a field type that marshals as text and panics on the input
+// "boom" (decoding) or when its value is "boom" (encoding): code the SDK
+// runs outside the handler.
+type touchy string
+
+func (t touchy) MarshalText() ([]byte, error) {
+	if t == "boom" {
+		panic("touchy: cannot encode boom")
+	}
+	return []byte(t), nil
+}
+
+func (t *touchy) UnmarshalText(b []byte) error {
+	if string(b) == "boom" {
+		panic("touchy: cannot decode boom")
+	}
+	*t = touchy(b)
+	return nil
+}
+
+// TestInstallPanicOutsideHandler: a panic in the SDK's decoding of the
+// arguments or encoding of the result (a field type's UnmarshalText or
+// MarshalText) gets the same generic isError result and log record as a
+// panicking handler, and the session keeps serving. Without Install's
+// middleware it killed the process.
+func TestInstallPanicOutsideHandler(t *testing.T) {
+	type echo struct {
+		V touchy `json:"v"`
+	}
+	r := registry.New[*Deps]()
+	logs := &lockedBuffer{}
+	r.SetLogger(slog.New(slog.NewJSONHandler(logs, nil)))
+	r.Register(tool.Tool[*Deps]{
+		Name:        "echo",
+		Description: "Echo, upper-cased.",
+		Local:       true,
+		Behaviour:   behaviour.ReadOnly,
+		Handler: tool.Handle(func(_ context.Context, _ *Deps, _ *mcp.CallToolRequest, in echo) (echo, error) {
+			if in.V == "in" {
+				return echo{V: "boom"}, nil
+			}
+			return echo{V: touchy(strings.ToUpper(string(in.V)))}, nil
+		}),
+	})
+	cs := serve(t, r, &Deps{})
+	for _, in := range []string{"boom", "in"} {
+		res := call(t, cs, "echo", map[string]any{"v": in})
+		if want := "internal error: the tool failed unexpectedly; the failure was logged"; !res.IsError || text(res) != want {
+			t.Errorf("input %q: IsError %v, text %q; want the error %q", in, res.IsError, text(res), want)
+		}
+		if res := call(t, cs, "echo", map[string]any{"v": "ok"}); res.IsError || !strings.Contains(text(res), "OK") {
+			t.Errorf("after the panic on %q: IsError %v, text %q", in, res.IsError, text(res))
+		}
+	}
+	for _, want := range []string{"cannot decode boom", "cannot encode boom"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no log record of %q:\n%s", want, logs.String())
+		}
+	}
+}
+
 // TestInstallPanicDefaultLogger checks that without SetLogger the panic
 // goes to slog.Default.
 func TestInstallPanicDefaultLogger(t *testing.T) {
@@ -523,4 +584,22 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -122,22 +122,27 @@ func (r *Registry[C]) check(t tool.Tool[C], site string) error {
 	} else if err := t.Handler.Err(); err != nil {
 		fail("%v", err)
 	}
-	switch {
-	case t.Local && len(t.VisibilityRoutes) > 0:
-		fail("a Local tool must not declare VisibilityRoutes (it calls no upstream)")
-	case t.Local && t.ServiceKey != "":
-		fail("a Local tool must not declare a ServiceKey (it calls no upstream)")
-	case !t.Local && len(t.VisibilityRoutes) == 0:
-		fail("no VisibilityRoutes and not Local: declare the upstream routes the tool reaches, or Local for a tool that calls no upstream")
-	case !t.Local && t.ServiceKey == "":
-		fail("VisibilityRoutes without a ServiceKey: name the upstream service the tool calls")
+	if t.Local {
+		if len(t.VisibilityRoutes) > 0 {
+			fail("a Local tool must not declare VisibilityRoutes (it calls no upstream)")
+		}
+		if t.ServiceKey != "" {
+			fail("a Local tool must not declare a ServiceKey (it calls no upstream)")
+		}
+	} else {
+		switch {
+		case len(t.VisibilityRoutes) == 0:
+			fail("no VisibilityRoutes and not Local: declare the upstream routes the tool reaches, or Local for a tool that calls no upstream")
+		case t.ServiceKey == "":
+			fail("VisibilityRoutes without a ServiceKey: name the upstream service the tool calls")
+		}
 	}
 	if !t.Local && t.ServiceKey != "" {
 		if err := checkServiceKey(t.ServiceKey); err != nil {
 			fail("%v", err)
 		}
 	}
-	seen := map[tool.Route]bool{}
+	seen := map[tool.Route]tool.Route{} // by the route with its placeholders unnamed
 	for _, rt := range t.VisibilityRoutes {
 		if err := rt.Validate(); err != nil {
 			fail("invalid %v", err)
@@ -150,10 +155,15 @@ func (r *Registry[C]) check(t tool.Tool[C], site string) error {
 			}
 			fail("route %s is outside service %q (its URI must start with %q%s)", rt, t.ServiceKey, "/"+t.ServiceKey+"/", hint)
 		}
-		if seen[rt] {
-			fail("duplicate route %s", rt)
+		key := unnamed(rt)
+		if prev, ok := seen[key]; ok {
+			if prev == rt {
+				fail("duplicate route %s", rt)
+			} else {
+				fail("duplicate route %s (the same as %s: placeholder names do not tell routes apart)", rt, prev)
+			}
 		}
-		seen[rt] = true
+		seen[key] = rt
 	}
 	return errors.Join(errs...)
 }
@@ -177,11 +187,32 @@ func validNameRune(c rune) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
 }
 
+// checkServiceKey requires a key that stands unescaped as one path
+// segment, the same in every spelling of a route: RFC 3986's unreserved
+// characters, not "." or "..".
 func checkServiceKey(key string) error {
-	if key == "." || key == ".." || strings.ContainsAny(key, "/?#%{} \t\r\n") {
-		return fmt.Errorf("ServiceKey %q is not a single plain path segment", key)
+	plain := key != "." && key != ".." && !strings.ContainsFunc(key, func(c rune) bool {
+		return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~')
+	})
+	if !plain {
+		return fmt.Errorf("ServiceKey %q is not a plain path segment: use letters, digits, \"-\", \".\", \"_\" and \"~\"", key)
 	}
 	return nil
+}
+
+// unnamed returns rt with its placeholders' names removed: two routes
+// that differ only there are one route to a proxy.
+func unnamed(rt tool.Route) tool.Route {
+	if !strings.Contains(rt.URI, "{") {
+		return rt
+	}
+	segs := strings.Split(rt.URI, "/")
+	for i, seg := range segs {
+		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+			segs[i] = "{}"
+		}
+	}
+	return tool.Route{URI: strings.Join(segs, "/"), Method: rt.Method}
 }
 
 // caller returns FILE:LINE of the function skip frames up.
@@ -355,7 +386,10 @@ func (r *Registry[C]) ServiceKeys() []string {
 // state [tool.Progress] needs; the call ends when the handler returns,
 // unless the server began it) and turns a panic into an isError
 // result with a generic text (the panic and its stack are logged): one
-// bad tool never takes the process down.
+// bad tool never takes the process down. Install also adds a receiving
+// middleware to s that does the same for a panic in the SDK's decoding
+// of a call's arguments or encoding of its result (a field type's
+// UnmarshalJSON or MarshalText, say).
 //
 // A registry may be installed on several servers. Register panics after
 // the first Install.
@@ -364,6 +398,11 @@ func (r *Registry[C]) Install(s *mcp.Server, deps C) {
 	r.installed = true
 	entries := slices.Clone(r.sorted)
 	r.mu.Unlock()
+	names := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		names[e.tool.Name] = true
+	}
+	s.AddReceivingMiddleware(r.recoverCalls(names))
 	for _, e := range entries {
 		t := &mcp.Tool{
 			Name:        e.tool.Name,
@@ -382,16 +421,7 @@ func (r *Registry[C]) wrap(e *entry[C]) tool.Wrap {
 	return func(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) error) (err error) {
 		defer func() {
 			if p := recover(); p != nil {
-				r.mu.RLock()
-				l := r.logger
-				r.mu.RUnlock()
-				if l == nil {
-					l = slog.Default()
-				}
-				l.ErrorContext(ctx, "toolroute: tool handler panicked",
-					slog.String("tool", e.tool.Name),
-					slog.Any("panic", p),
-					slog.String("stack", string(debug.Stack())))
+				r.logPanic(ctx, e.tool.Name, p)
 				err = &PanicError{Tool: e.tool.Name, Value: p}
 			}
 		}()
@@ -399,6 +429,45 @@ func (r *Registry[C]) wrap(e *entry[C]) tool.Wrap {
 		defer end()
 		return run(ctx)
 	}
+}
+
+// recoverCalls is a receiving middleware that recovers a panic anywhere
+// in a call of one of names, around the SDK's own work as well as the
+// handler's: decoding the arguments (a field's UnmarshalJSON or
+// UnmarshalText) and encoding the result (MarshalJSON, MarshalText) run
+// outside the handler, in the SDK, which recovers nothing. The call then
+// gets the same generic isError result as a panicking handler.
+func (r *Registry[C]) recoverCalls(names map[string]bool) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+			cr, ok := req.(*mcp.CallToolRequest)
+			if method != "tools/call" || !ok || cr.Params == nil || !names[cr.Params.Name] {
+				return next(ctx, method, req)
+			}
+			defer func() {
+				if p := recover(); p != nil {
+					r.logPanic(ctx, cr.Params.Name, p)
+					r := new(mcp.CallToolResult)
+					r.SetError(&PanicError{Tool: cr.Params.Name, Value: p}) // what the handler's panic gives
+					res, err = r, nil
+				}
+			}()
+			return next(ctx, method, req)
+		}
+	}
+}
+
+func (r *Registry[C]) logPanic(ctx context.Context, name string, p any) {
+	r.mu.RLock()
+	l := r.logger
+	r.mu.RUnlock()
+	if l == nil {
+		l = slog.Default()
+	}
+	l.ErrorContext(ctx, "toolroute: tool handler panicked",
+		slog.String("tool", name),
+		slog.Any("panic", p),
+		slog.String("stack", string(debug.Stack())))
 }
 
 // PanicError is the error a panicking handler's call ends with: Tool

@@ -187,10 +187,13 @@ func TestCheck(t *testing.T) {
 		{name: "service key with slash", mutate: func(tl *tool.Tool[*Deps]) {
 			tl.ServiceKey = "cat/alog"
 			tl.VisibilityRoutes = []tool.Route{{URI: "/cat/alog/x", Method: "GET"}}
-		}, want: `ServiceKey "cat/alog" is not a single plain path segment`},
+		}, want: `ServiceKey "cat/alog" is not a plain path segment: use letters, digits, "-", ".", "_" and "~"`},
 		{name: "service key dot-dot", mutate: func(tl *tool.Tool[*Deps]) {
 			tl.ServiceKey = ".."
-		}, want: `ServiceKey ".." is not a single plain path segment`},
+		}, want: `ServiceKey ".." is not a plain path segment`},
+		{name: "service key that needs escaping", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.ServiceKey = "café"
+		}, want: `ServiceKey "café" is not a plain path segment`},
 
 		// Routes and the service.
 		{name: "route of another service", mutate: func(tl *tool.Tool[*Deps]) {
@@ -230,6 +233,9 @@ func TestCheck(t *testing.T) {
 		{name: "duplicate route", mutate: func(tl *tool.Tool[*Deps]) {
 			tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items"), catalog("POST", "/items"), catalog("GET", "/items")}
 		}, want: "duplicate route GET /catalog/items"},
+		{name: "duplicate route but for a placeholder's name", mutate: func(tl *tool.Tool[*Deps]) {
+			tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items/{id}"), catalog("GET", "/items/{name}")}
+		}, want: "duplicate route GET /catalog/items/{name} (the same as GET /catalog/items/{id}: placeholder names do not tell routes apart)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -342,6 +348,26 @@ func TestCheckJoins(t *testing.T) {
 	var joined interface{ Unwrap() []error }
 	if !errors.As(err, &joined) || len(joined.Unwrap()) != len(want) {
 		t.Errorf("Check's error does not unwrap to %d errors", len(want))
+	}
+}
+
+// TestCheckJoinsLocalProblems: a Local tool with both routes and a
+// ServiceKey has both problems reported, not only the first.
+func TestCheckJoinsLocalProblems(t *testing.T) {
+	tl := local()
+	tl.VisibilityRoutes = []tool.Route{catalog("GET", "/x")}
+	tl.ServiceKey = "catalog"
+	err, site := checkAt(registry.New[*Deps](), tl)
+	prefix := fmt.Sprintf(`registry: tool %q (registered at %s): `, tl.Name, site)
+	want := []string{
+		prefix + "a Local tool must not declare VisibilityRoutes (it calls no upstream)",
+		prefix + "a Local tool must not declare a ServiceKey (it calls no upstream)",
+	}
+	if err == nil {
+		t.Fatal("Check = nil")
+	}
+	if diff := cmp.Diff(want, strings.Split(err.Error(), "\n")); diff != "" {
+		t.Errorf("Check mismatch (-want +got):\n%s", diff)
 	}
 }
 

@@ -140,6 +140,9 @@ func checkSegment(seg, before string, special bool) error {
 	case ".", "..":
 		return fmt.Errorf("URI must not contain a %q segment", seg)
 	}
+	if head, _, ok := strings.Cut(seg, ";"); ok && (head == "." || head == "..") {
+		return fmt.Errorf("URI must not contain a %q segment (%q: servers read a dot segment with a parameter as the dot segment)", head, seg)
+	}
 	if !special {
 		return nil
 	}
@@ -164,7 +167,38 @@ func checkSegment(seg, before string, special bool) error {
 	if u == "." || u == ".." {
 		return fmt.Errorf("segment %q: must not decode to %q", seg, u)
 	}
+	if err := canonicalEscapes(seg); err != nil {
+		return err
+	}
+	if err := segmentProblem(u); err != nil {
+		return fmt.Errorf("segment %q: %w", seg, err)
+	}
 	return nil
+}
+
+// canonicalEscapes checks that seg's percent-escapes are in the one form
+// (RFC 3986's normalization, and what Go writes): upper-case hex, and
+// only for bytes that need one. Two spellings of one path would be two
+// routes to the registry and one to a proxy.
+func canonicalEscapes(seg string) error {
+	for i := 0; i+2 < len(seg); i++ {
+		if seg[i] != '%' {
+			continue
+		}
+		esc := seg[i : i+3]
+		if up := strings.ToUpper(esc); up != esc {
+			return fmt.Errorf("segment %q: write the escape %s in upper case, %s", seg, esc, up)
+		}
+		if b, _ := url.PathUnescape(esc); len(b) == 1 && (isIdentByte(b[0]) || strings.IndexByte("-.~", b[0]) >= 0) {
+			return fmt.Errorf("segment %q: %s is %q, which needs no escape: write %q", seg, esc, b, b)
+		}
+		i += 2
+	}
+	return nil
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 func placeholder(seg string) (string, bool) {
