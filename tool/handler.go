@@ -1,11 +1,13 @@
 package tool
 
 import (
+	"cmp"
 	"context"
 	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"reflect"
@@ -13,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	invopop "github.com/invopop/jsonschema"
@@ -46,7 +49,11 @@ type Wrap func(ctx context.Context, req *mcp.CallToolRequest, run func(context.C
 func (h Handler[C]) IsZero() bool { return h.b == nil }
 
 // Err reports why h cannot serve: its In or Out type does not reflect to
-// an object schema. The registry refuses such handlers.
+// an object schema, or to one that describes what encoding/json reads and
+// writes for it (a type that contains itself, a url.URL, a marshaler with
+// a pointer receiver, a map key encoding/json cannot write, a field
+// encoding/json names otherwise than the schema). The registry refuses
+// such handlers.
 func (h Handler[C]) Err() error {
 	if h.b == nil {
 		return errors.New("missing handler")
@@ -246,6 +253,9 @@ func schemaFor(t reflect.Type) (*jsonschema.Schema, error) {
 		return nil, fmt.Errorf("schema of %v: %w", t, err)
 	}
 	keepOrder(reflected, s)
+	if err := checkWire(s, t); err != nil {
+		return nil, err
+	}
 	// The SDK validates with draft 2020-12 whatever $schema says; dropping
 	// it keeps tools/list small.
 	s.Schema = ""
@@ -361,37 +371,64 @@ var (
 	timeType       = reflect.TypeFor[time.Time]()
 	ipType         = reflect.TypeFor[net.IP]()
 	urlType        = reflect.TypeFor[url.URL]()
+	numberType     = reflect.TypeFor[json.Number]()
 	rawMessageType = reflect.TypeFor[json.RawMessage]()
 )
 
 // marshalerSchema is the reflector's Mapper for types that marshal
 // themselves: the reflector would describe their fields, not their JSON.
-// A TextMarshaler is a JSON string; a json.Marshaler must describe itself
-// (a JSONSchema method with a value receiver, or JSONSchemaAlias), else
-// it is an error. The types the reflector knows (time.Time, net.IP,
-// url.URL, json.RawMessage) and those that describe themselves are left
-// to it (nil, nil).
+// A TextMarshaler (value receiver) is a JSON string; a json.Marshaler
+// must describe itself (a JSONSchema method with a value receiver, or
+// JSONSchemaAlias), else it is an error. A marshaler on the pointer only
+// is an error too: encoding/json does not call it for a value it cannot
+// address, such as a result, and writes the fields instead. json.Number
+// is a JSON number; url.URL, which encoding/json writes as an object of
+// its fields and cannot read from a string, is an error. The types the
+// reflector knows (time.Time, net.IP, json.RawMessage) and those that
+// describe themselves are left to it (nil, nil).
 func marshalerSchema(t reflect.Type) (*invopop.Schema, error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch {
-	case t == timeType || t == ipType || t == urlType || t == rawMessageType,
+	case t == urlType:
+		return nil, fmt.Errorf("%v is an object of its fields for encoding/json, which cannot read a URL string into it: use a string field (and url.Parse it)", t)
+	case t == numberType:
+		return &invopop.Schema{Type: "number"}, nil // encoding/json writes its digits as a number
+	case t == timeType || t == ipType || t == rawMessageType,
 		t.Implements(invopopSchema) || t.Implements(invopopAlias):
 		return nil, nil
-	case t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler):
+	case t.Implements(jsonMarshaler):
 		return nil, fmt.Errorf("%v marshals itself (MarshalJSON), so its fields do not describe its JSON: give it a JSONSchema() *jsonschema.Schema method (github.com/invopop/jsonschema, value receiver) or a JSONSchemaAlias() any method", t)
-	case t.Implements(textMarshaler) || reflect.PointerTo(t).Implements(textMarshaler):
+	case reflect.PointerTo(t).Implements(jsonMarshaler):
+		return nil, pointerMarshaler(t, "MarshalJSON")
+	case t.Implements(textMarshaler):
 		return &invopop.Schema{Type: "string"}, nil // encoding/json writes MarshalText's result as a string
+	case reflect.PointerTo(t).Implements(textMarshaler):
+		return nil, pointerMarshaler(t, "MarshalText")
 	}
 	return nil, nil
 }
 
+func pointerMarshaler(t reflect.Type, method string) error {
+	return fmt.Errorf("%v has %s on its pointer only (*%v), which encoding/json does not call for a value it cannot address, such as a result, so its JSON is sometimes its fields: give %s a value receiver", t, method, t, method)
+}
+
 // recursiveType returns the first type reachable from t, the way the
 // reflector walks types, that contains itself; nil if there is none.
-// outer holds the struct types being walked.
+// outer holds the named types being walked, of any kind: a map or slice
+// type can contain itself too (type tree map[string]tree).
 func recursiveType(t reflect.Type, outer []reflect.Type) reflect.Type {
-	for t.Kind() == reflect.Pointer {
+	for {
+		if t.Name() != "" {
+			if slices.Contains(outer, t) {
+				return t
+			}
+			outer = append(outer, t)
+		}
+		if t.Kind() != reflect.Pointer {
+			break
+		}
 		t = t.Elem()
 	}
 	if t.Implements(invopopSchema) || t.Implements(invopopAlias) {
@@ -401,10 +438,6 @@ func recursiveType(t reflect.Type, outer []reflect.Type) reflect.Type {
 	case reflect.Slice, reflect.Array, reflect.Map:
 		return recursiveType(t.Elem(), outer)
 	case reflect.Struct:
-		if slices.Contains(outer, t) {
-			return t
-		}
-		outer = append(outer, t)
 		for i := range t.NumField() {
 			f := t.Field(i)
 			if (!f.IsExported() && !f.Anonymous) || f.Tag.Get("json") == "-" {
@@ -445,6 +478,12 @@ func allowNulls(s *jsonschema.Schema, t reflect.Type) {
 			nullable(s.AdditionalProperties)
 		}
 		allowNulls(s.AdditionalProperties, t.Elem())
+		for _, v := range s.PatternProperties {
+			if nilable(t.Elem()) {
+				nullable(v)
+			}
+			allowNulls(v, t.Elem())
+		}
 	case reflect.Struct:
 		for i := range t.NumField() {
 			f := t.Field(i)
@@ -545,4 +584,308 @@ func nullable(s *jsonschema.Schema) {
 	if len(s.Enum) > 0 && !slices.Contains(s.Enum, nil) {
 		s.Enum = append(s.Enum, nil)
 	}
+}
+
+// describesItself reports whether the schema of t (not a pointer) is not
+// reflected from its kind and fields: it is mapped by marshalerSchema,
+// known to the reflector, or given by t's own methods.
+func describesItself(t reflect.Type) bool {
+	return t == timeType || t == ipType || t == rawMessageType || t == numberType ||
+		t.Implements(invopopSchema) || t.Implements(invopopAlias) ||
+		t.Implements(jsonMarshaler) || t.Implements(textMarshaler)
+}
+
+// checkWire checks that s, the schema reflected from t, names what
+// encoding/json reads and writes for t, through nested fields, elements
+// and map values: each struct's properties are encoding/json's field
+// names, each map's keys are keys encoding/json can write. It also makes
+// the schemas of maps with integer keys accept the keys encoding/json
+// writes (negative ones too).
+func checkWire(s *jsonschema.Schema, t reflect.Type) error {
+	t = derefType(t)
+	if s == nil || describesItself(t) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+			return nil // base64 string
+		}
+		return checkWire(s.Items, t.Elem())
+	case reflect.Map:
+		if err := mapKeys(s, t); err != nil {
+			return err
+		}
+		for _, v := range s.PatternProperties {
+			return checkWire(v, t.Elem()) // the only one mapKeys leaves
+		}
+		return checkWire(s.AdditionalProperties, t.Elem())
+	case reflect.Struct:
+		return checkFields(s, t)
+	}
+	return nil
+}
+
+// mapKeys refuses a map type t whose keys encoding/json cannot write,
+// and fits the keys its schema s accepts to the ones it writes: integer
+// keys are written as decimal digits, with a sign for a negative one.
+func mapKeys(s *jsonschema.Schema, t reflect.Type) error {
+	k := t.Key()
+	text := k.Implements(textMarshaler)
+	var pattern string
+	switch k.Kind() {
+	case reflect.String:
+		return nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		pattern = "^-?[0-9]+$"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		pattern = "^[0-9]+$"
+	default:
+		if !text {
+			return fmt.Errorf("%v: encoding/json cannot write a map key of type %v: use string, integer or encoding.TextMarshaler keys", t, k)
+		}
+		return nil
+	}
+	// The reflector gives signed integer keys patternProperties
+	// "^[0-9]+$", and other keys additionalProperties.
+	value := s.AdditionalProperties
+	for _, v := range s.PatternProperties {
+		value = v
+	}
+	if value == nil {
+		value = &jsonschema.Schema{} // any value
+	}
+	if text {
+		// MarshalText writes the key.
+		s.PatternProperties, s.AdditionalProperties = nil, value
+		return nil
+	}
+	s.PatternProperties = map[string]*jsonschema.Schema{pattern: value}
+	s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
+	return nil
+}
+
+// jsonField is a field of a struct type as encoding/json or the
+// reflector names it.
+type jsonField struct {
+	name  string
+	tag   bool  // named by its tag
+	index []int // as reflect.Type.FieldByIndex
+	path  string
+	field reflect.StructField
+}
+
+func (f jsonField) String() string {
+	if len(f.index) > 1 {
+		return fmt.Sprintf("the embedded %s %v", f.path, f.field.Type)
+	}
+	return fmt.Sprintf("%s %v", f.path, f.field.Type)
+}
+
+// jsonFields returns the fields encoding/json reads and writes for struct
+// type t, in index order, following encoding/json's typeFields: embedded
+// structs' fields are promoted breadth first, and of the fields of one
+// name the shallowest wins, then the tagged one; two of them at the same
+// depth, both tagged or both not, annihilate each other (dropped).
+func jsonFields(t reflect.Type) (fields []jsonField, dropped map[string][]jsonField) {
+	type level struct {
+		typ   reflect.Type
+		index []int
+		path  string
+	}
+	next := []level{{typ: t}}
+	var count, nextCount map[reflect.Type]int
+	visited := map[reflect.Type]bool{}
+	for len(next) > 0 {
+		current := next
+		next = nil
+		count, nextCount = nextCount, map[reflect.Type]int{}
+		for _, l := range current {
+			if visited[l.typ] {
+				continue
+			}
+			visited[l.typ] = true
+			for i := range l.typ.NumField() {
+				sf := l.typ.Field(i)
+				if sf.Anonymous {
+					if ft := derefOnce(sf.Type); !sf.IsExported() && ft.Kind() != reflect.Struct {
+						continue
+					}
+				} else if !sf.IsExported() {
+					continue
+				}
+				tag := sf.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, _, _ := strings.Cut(tag, ",")
+				if !validTag(name) {
+					name = ""
+				}
+				index := append(slices.Clone(l.index), i)
+				path := sf.Name
+				if l.path != "" {
+					path = l.path + "." + sf.Name
+				}
+				ft := sf.Type
+				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if name != "" || !sf.Anonymous || ft.Kind() != reflect.Struct {
+					f := jsonField{name: cmp.Or(name, sf.Name), tag: name != "", index: index, path: path, field: sf}
+					fields = append(fields, f)
+					if count[l.typ] > 1 {
+						fields = append(fields, f) // the same type twice: annihilated
+					}
+					continue
+				}
+				nextCount[ft]++
+				if nextCount[ft] == 1 {
+					next = append(next, level{typ: ft, index: index, path: path})
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(fields, func(a, b jsonField) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(len(a.index), len(b.index)); c != 0 {
+			return c
+		}
+		if a.tag != b.tag {
+			if a.tag {
+				return -1
+			}
+			return +1
+		}
+		return slices.Compare(a.index, b.index)
+	})
+	var out []jsonField
+	for i := 0; i < len(fields); {
+		j := i + 1
+		for j < len(fields) && fields[j].name == fields[i].name {
+			j++
+		}
+		same := fields[i:j]
+		if len(same) > 1 && len(same[0].index) == len(same[1].index) && same[0].tag == same[1].tag {
+			if dropped == nil {
+				dropped = map[string][]jsonField{}
+			}
+			dropped[same[0].name] = same
+		} else {
+			out = append(out, same[0])
+		}
+		i = j
+	}
+	slices.SortFunc(out, func(a, b jsonField) int { return slices.Compare(a.index, b.index) })
+	return out, dropped
+}
+
+func derefOnce(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		return t.Elem()
+	}
+	return t
+}
+
+// validTag is encoding/json's isValidTag: a tag name it does not accept
+// leaves the field its Go name.
+func validTag(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		switch {
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
+		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+			return false
+		}
+	}
+	return true
+}
+
+// schemaFields returns the fields the reflector describes for struct
+// type t, by property name: it promotes the fields of embedded structs
+// (and of fields tagged inline) depth first, a later field of a name
+// replacing an earlier one, and skips fields tagged json:"-..." or
+// jsonschema:"-".
+func schemaFields(t reflect.Type, index []int, path string, fields map[string]jsonField) {
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tags := strings.Split(sf.Tag.Get("json"), ",")
+		if tags[0] == "-" || strings.Split(sf.Tag.Get("jsonschema"), ",")[0] == "-" {
+			continue
+		}
+		fi := append(slices.Clone(index), i)
+		fp := sf.Name
+		if path != "" {
+			fp = path + "." + sf.Name
+		}
+		ft := derefOnce(sf.Type)
+		if sf.Anonymous && tags[0] == "" && ft.Kind() == reflect.Struct || slices.Contains(tags[1:], "inline") {
+			if ft.Kind() == reflect.Struct {
+				schemaFields(ft, fi, fp, fields)
+			}
+			continue
+		}
+		if !sf.Anonymous && !sf.IsExported() {
+			continue
+		}
+		fields[cmp.Or(tags[0], sf.Name)] = jsonField{name: cmp.Or(tags[0], sf.Name), index: fi, path: fp, field: sf}
+	}
+}
+
+// checkFields checks that the properties of s, the schema reflected from
+// struct type t, are the fields encoding/json reads and writes, by name
+// and by Go field, then checks each field's schema.
+func checkFields(s *jsonschema.Schema, t reflect.Type) error {
+	fields, dropped := jsonFields(t)
+	described := map[string]jsonField{}
+	schemaFields(t, nil, "", described)
+	var problems []string
+	if s.Properties != nil && !slices.Equal(slices.Sorted(maps.Keys(s.Properties)), slices.Sorted(maps.Keys(described))) {
+		problems = append(problems, fmt.Sprintf("the schema's properties %q are not the fields %q it should describe", slices.Sorted(maps.Keys(s.Properties)), slices.Sorted(maps.Keys(described))))
+	}
+	written := map[string]bool{}
+	for _, f := range fields {
+		written[f.name] = true
+		d, ok := described[f.name]
+		switch {
+		case ok && slices.Equal(d.index, f.index):
+			if err := checkWire(s.Properties[f.name], f.field.Type); err != nil {
+				return err
+			}
+		case ok:
+			problems = append(problems, fmt.Sprintf("field %q: encoding/json writes %v, the schema describes %v (rename one)", f.name, f, d))
+		default:
+			why := ""
+			switch tags := strings.Split(f.field.Tag.Get("json"), ","); {
+			case strings.Split(f.field.Tag.Get("jsonschema"), ",")[0] == "-":
+				why = ` (jsonschema:"-" hides it from the schema only; json:"-" drops it)`
+			case slices.Contains(tags[1:], "inline"):
+				why = " (encoding/json has no inline option)"
+			case tags[0] != "" && !validTag(tags[0]):
+				why = fmt.Sprintf(" (encoding/json ignores the tag name %q, not a valid key for it)", tags[0])
+			}
+			problems = append(problems, fmt.Sprintf("field %q: encoding/json writes %v, the schema does not describe it%s", f.name, f, why))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(described)) {
+		if written[name] {
+			continue
+		}
+		d := described[name]
+		why := "encoding/json does not write it"
+		if same := dropped[name]; len(same) > 1 {
+			why = fmt.Sprintf("encoding/json writes neither %v nor %v (the same name at the same depth)", same[0], same[1])
+		} else if d.field.Anonymous {
+			why = "encoding/json ignores an embedded field of an unexported type that is not a struct"
+		}
+		problems = append(problems, fmt.Sprintf("field %q: the schema describes %v, but %s", name, d, why))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%v: %s", t, strings.Join(problems, "; "))
+	}
+	return nil
 }

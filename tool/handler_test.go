@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -262,6 +263,48 @@ func (t *ticket) UnmarshalText(b []byte) error {
 	return err
 }
 
+// tree and list contain themselves without a struct in between.
+type tree map[string]tree
+
+type list []list
+
+// pair marshals itself as [a, b] (value receiver) without describing it.
+type pair struct{ A, B int }
+
+func (p pair) MarshalJSON() ([]byte, error) { return json.Marshal([2]int{p.A, p.B}) }
+
+// ptrText marshals as text only through a pointer: encoding/json writes
+// a result's ptrText as its fields.
+type ptrText struct{ A, B int }
+
+func (p *ptrText) MarshalText() ([]byte, error) { return []byte("x"), nil }
+
+// ptrMoney marshals itself only through a pointer, but describes itself.
+type ptrMoney struct{ cents int64 }
+
+func (m *ptrMoney) MarshalJSON() ([]byte, error) { return json.Marshal(m.cents) }
+
+func (ptrMoney) JSONSchema() *invopop.Schema { return &invopop.Schema{Type: "integer"} }
+
+// textKey is a map key encoding/json writes with MarshalText.
+type textKey struct{ a, b int }
+
+func (k textKey) MarshalText() ([]byte, error) { return fmt.Appendf(nil, "%d-%d", k.a, k.b), nil }
+
+type innerID struct {
+	ID string `json:"id"`
+}
+
+type nameA struct {
+	Name string
+}
+
+type nameB struct {
+	Name string
+}
+
+type hidden string
+
 func TestNonObject(t *testing.T) {
 	type obj struct {
 		A string `json:"a"`
@@ -302,13 +345,123 @@ func TestNonObject(t *testing.T) {
 			return nil, nil
 		}), "contains itself"},
 		{"self-describing marshaler field", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, withMoney) (obj, error) { return obj{}, nil }), ""},
-		{"marshaler field", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (withPoint, error) { return withPoint{}, nil }), "output type: tool_test.point marshals itself (MarshalJSON), so its fields do not describe its JSON: give it a JSONSchema() *jsonschema.Schema method"},
+		{"marshaler field", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (struct {
+			P pair `json:"p"`
+		}, error) {
+			return struct {
+				P pair `json:"p"`
+			}{}, nil
+		}), "output type: tool_test.pair marshals itself (MarshalJSON), so its fields do not describe its JSON: give it a JSONSchema() *jsonschema.Schema method"},
 		{"marshaler in a slice", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct {
-			Points []*point `json:"points"`
+			Pairs []*pair `json:"pairs"`
 		}) (obj, error) {
 			return obj{}, nil
-		}), "input type: tool_test.point marshals itself (MarshalJSON)"},
-		{"marshaler root", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, point) (obj, error) { return obj{}, nil }), "input type: tool_test.point marshals itself"},
+		}), "input type: tool_test.pair marshals itself (MarshalJSON)"},
+		{"marshaler root", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, pair) (obj, error) { return obj{}, nil }), "input type: tool_test.pair marshals itself"},
+		{"pointer marshaler field", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (withPoint, error) { return withPoint{}, nil }), "output type: tool_test.point has MarshalJSON on its pointer only (*tool_test.point), which encoding/json does not call for a value it cannot address, such as a result, so its JSON is sometimes its fields: give MarshalJSON a value receiver"},
+		{"pointer text marshaler field", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (struct {
+			V ptrText `json:"v"`
+		}, error) {
+			return struct {
+				V ptrText `json:"v"`
+			}{}, nil
+		}), "output type: tool_test.ptrText has MarshalText on its pointer only (*tool_test.ptrText)"},
+		{"self-describing pointer marshaler", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct {
+			P *ptrMoney `json:"p"`
+		}) (obj, error) {
+			return obj{}, nil
+		}), ""},
+		{"recursive map", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct {
+			Children tree `json:"children"`
+		}) (obj, error) {
+			return obj{}, nil
+		}), "contains itself (through tool_test.tree): an inline schema cannot describe a recursive type"},
+		{"recursive slice", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (struct {
+			L []list `json:"l"`
+		}, error) {
+			return struct {
+				L []list `json:"l"`
+			}{}, nil
+		}), "contains itself (through tool_test.list)"},
+		{"url field", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct {
+			U url.URL `json:"u"`
+		}) (obj, error) {
+			return obj{}, nil
+		}), "input type: url.URL is an object of its fields for encoding/json, which cannot read a URL string into it: use a string field"},
+		{"url pointer field", tool.HandleResult(func(context.Context, deps, *mcp.CallToolRequest, struct {
+			U []*url.URL `json:"u"`
+		}) (*mcp.CallToolResult, error) {
+			return nil, nil
+		}), "input type: url.URL is an object of its fields"},
+		{"bool map key", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (map[bool]string, error) { return nil, nil }), "output type: map[bool]string: encoding/json cannot write a map key of type bool: use string, integer or encoding.TextMarshaler keys"},
+		{"float map key", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct {
+			M map[string]map[float64]int `json:"m"`
+		}) (obj, error) {
+			return obj{}, nil
+		}), "input type: map[float64]int: encoding/json cannot write a map key of type float64"},
+		{"struct map key", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, map[obj]int) (obj, error) { return obj{}, nil }), "input type: map[tool_test.obj]int: encoding/json cannot write a map key"},
+		{"text marshaler map key", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (map[textKey]int, error) { return nil, nil }), ""},
+		{"shadowed field", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (struct {
+			ID int `json:"id"`
+			innerID
+		}, error) {
+			return struct {
+				ID int `json:"id"`
+				innerID
+			}{}, nil
+		}), `output type: struct { ID int "json:\"id\""; tool_test.innerID }: field "id": encoding/json writes ID int, the schema describes the embedded innerID.ID string (rename one)`},
+		{"ambiguous fields", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct {
+			nameA
+			nameB
+		}) (obj, error) {
+			return obj{}, nil
+		}), `field "Name": the schema describes the embedded nameB.Name string, but encoding/json writes neither the embedded nameA.Name string nor the embedded nameB.Name string (the same name at the same depth)`},
+		{"inline tag", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct {
+			Inner innerID `json:"inner,inline"`
+		}) (obj, error) {
+			return obj{}, nil
+		}), `field "inner": encoding/json writes Inner tool_test.innerID, the schema does not describe it (encoding/json has no inline option); field "id": the schema describes the embedded Inner.ID string, but encoding/json does not write it`},
+		{"schema-only dash", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (struct {
+			Secret string `json:"secret" jsonschema:"-"`
+		}, error) {
+			return struct {
+				Secret string `json:"secret" jsonschema:"-"`
+			}{}, nil
+		}), `field "secret": encoding/json writes Secret string, the schema does not describe it (jsonschema:"-" hides it from the schema only; json:"-" drops it)`},
+		{"dash comma tag", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct {
+			D string `json:"-,"`
+		}) (obj, error) {
+			return obj{}, nil
+		}), `field "-": encoding/json writes D string, the schema does not describe it`},
+		{"invalid tag name", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct {
+			Owner string `json:"owner's"`
+		}) (obj, error) {
+			return obj{}, nil
+		}), `field "Owner": encoding/json writes Owner string, the schema does not describe it (encoding/json ignores the tag name "owner's", not a valid key for it); field "owner's": the schema describes Owner string, but encoding/json does not write it`},
+		{"embedded unexported non-struct", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct {
+			hidden
+			X int `json:"x"`
+		}) (obj, error) {
+			return obj{}, nil
+		}), `field "hidden": the schema describes hidden tool_test.hidden, but encoding/json ignores an embedded field of an unexported type that is not a struct`},
+		{"nested mismatch", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (struct {
+			Items map[string][]*struct {
+				Secret string `json:"secret" jsonschema:"-"`
+			} `json:"items"`
+		}, error) {
+			return struct {
+				Items map[string][]*struct {
+					Secret string `json:"secret" jsonschema:"-"`
+				} `json:"items"`
+			}{}, nil
+		}), `output type: struct { Secret string "json:\"secret\" jsonschema:\"-\"" }: field "secret": encoding/json writes Secret string`},
+		{"shadowed field of the same type", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct {
+			ID string `json:"id"`
+			innerID
+			Embedded
+		}) (obj, error) {
+			return obj{}, nil
+		}), `field "id": encoding/json writes ID string, the schema describes the embedded innerID.ID string (rename one)`},
 		{"text marshaler root", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (ticket, error) { return ticket{}, nil }), "output type tool_test.ticket reflects to a string schema, want an object"},
 	}
 	for _, tt := range tests {
@@ -796,5 +949,96 @@ func TestTextMarshalerOnTheWire(t *testing.T) {
 	got, _ := json.Marshal(res.StructuredContent)
 	if want := `{"next":"T-0a0b0c0e","price":"19.99","seen":{"in":"T-0a0b0c0d"}}`; string(got) != want {
 		t.Errorf("result = %s, want %s", got, want)
+	}
+}
+
+// TestJSONNumberOnTheWire: encoding/json reads and writes a json.Number
+// as a JSON number, and so its schema says.
+func TestJSONNumberOnTheWire(t *testing.T) {
+	type args struct {
+		N json.Number `json:"n"`
+	}
+	type out struct {
+		N    json.Number `json:"n"`
+		Text string      `json:"text"`
+	}
+	h := tool.Handle(func(_ context.Context, _ deps, _ *mcp.CallToolRequest, in args) (out, error) {
+		return out{N: in.N, Text: in.N.String()}, nil
+	})
+	if err := h.Err(); err != nil {
+		t.Fatal(err)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
+	h.AddTo(s, &mcp.Tool{Name: "echo"}, deps{}, nil)
+	cs := connect(t, s)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"n": 2.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("isError: %v", texts(res))
+	}
+	if want := `{"n":2.5,"text":"2.5"}`; texts(res)[0] != want {
+		t.Errorf("result = %s, want %s", texts(res)[0], want)
+	}
+}
+
+// level is an integer map key that encoding/json writes with MarshalText.
+type level int
+
+func (l level) MarshalText() ([]byte, error) { return fmt.Appendf(nil, "L%d", int(l)), nil }
+
+// TestMapKeysOnTheWire: the keys a map's schema accepts are those
+// encoding/json writes and reads: negative integers too, only digits for
+// unsigned ones, MarshalText's for a TextMarshaler; and a nil value of an
+// integer-keyed map is a null the output schema accepts.
+func TestMapKeysOnTheWire(t *testing.T) {
+	type args struct {
+		M map[int8]string   `json:"m"`
+		U map[uint16]string `json:"u,omitempty"`
+	}
+	type out struct {
+		M map[int][]string `json:"m"`
+		L map[level]int    `json:"l"`
+		T map[textKey]int  `json:"t"`
+	}
+	h := tool.Handle(func(_ context.Context, _ deps, _ *mcp.CallToolRequest, in args) (out, error) {
+		o := out{M: map[int][]string{}, L: map[level]int{-2: 1}, T: map[textKey]int{{1, 2}: 3}}
+		for k, v := range in.M {
+			o.M[int(k)] = nil
+			o.M[-int(k)] = []string{v}
+		}
+		return o, nil
+	})
+	if err := h.Err(); err != nil {
+		t.Fatal(err)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
+	h.AddTo(s, &mcp.Tool{Name: "keys"}, deps{}, nil)
+	cs := connect(t, s)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "keys", Arguments: map[string]any{
+		"m": map[string]any{"-1": "minus one"}, "u": map[string]any{"7": "seven"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("isError: %v", texts(res))
+	}
+	if want := `{"l":{"L-2":1},"m":{"-1":null,"1":["minus one"]},"t":{"1-2":3}}`; texts(res)[0] != want {
+		t.Errorf("result = %s, want %s", texts(res)[0], want)
+	}
+	// An unsigned key is digits only: the SDK refuses the others before
+	// encoding/json would.
+	for _, u := range []string{"-7", "x"} {
+		res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "keys", Arguments: map[string]any{
+			"m": map[string]any{}, "u": map[string]any{u: "bad"},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError || !strings.Contains(texts(res)[0], "validating") {
+			t.Errorf("key %q of a map[uint16]string: isError %v %q, want a validation error", u, res.IsError, texts(res))
+		}
 	}
 }
