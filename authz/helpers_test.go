@@ -1,7 +1,6 @@
 package authz_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/syncbuf"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -384,24 +384,9 @@ func (h *harness) call(t testing.TB, name string, args map[string]any) (text str
 	return text, res.IsError, nil
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writes (log handlers
-// write from server goroutines).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a log buffer safe for concurrent writes (log handlers
+// write from server goroutines), which also parses its JSON records.
+type syncBuffer struct{ syncbuf.Buffer }
 
 // records returns the JSON log records written so far.
 func (s *syncBuffer) records(t testing.TB) []map[string]any {

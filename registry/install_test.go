@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/syncbuf"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -408,7 +409,7 @@ func TestInstallPanicOutsideHandler(t *testing.T) {
 		V touchy `json:"v"`
 	}
 	r := registry.New[*Deps]()
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	r.SetLogger(slog.New(slog.NewJSONHandler(logs, nil)))
 	r.Register(tool.Tool[*Deps]{
 		Name:        "echo",
@@ -584,22 +585,4 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	invopop "github.com/invopop/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolroute/toolroute/internal/syncbuf"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -857,7 +857,7 @@ func TestNullableOutputKinds(t *testing.T) {
 func TestPropertyOrderOnTheWire(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
 	tool.Handle(create).AddTo(s, &mcp.Tool{Name: "create"}, deps{}, nil)
-	var wire lockedBuilder
+	var wire syncbuf.Buffer
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := s.Connect(context.Background(), st, nil)
 	if err != nil {
@@ -884,25 +884,6 @@ func TestPropertyOrderOnTheWire(t *testing.T) {
 	if !slices.IsSorted(at) || at[0] < 0 {
 		t.Errorf("properties at %v, want the struct's order:\n%s", at, raw[i:])
 	}
-}
-
-// lockedBuilder is a strings.Builder safe for the logging transport's
-// concurrent writes.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestTextMarshalerOnTheWire: a field whose type marshals as text is a

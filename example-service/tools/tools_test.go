@@ -21,6 +21,7 @@ import (
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/example-service/tools"
+	"github.com/toolroute/toolroute/internal/syncbuf"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -564,7 +565,7 @@ func TestUpstreamOutage(t *testing.T) {
 		{"truncated JSON", garbage.URL},
 	} {
 		t.Run(backend.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs syncbuf.Buffer
 			cs, _ := connectWith(t, &upstream{url: backend.url}, alice, authz.AllowAll(), nil, nil, func(d *tools.Deps) {
 				d.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 			})
@@ -589,25 +590,6 @@ func TestUpstreamOutage(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a strings.Builder safe for the logger's concurrent
-// writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestBearerForwarded: the catalog receives the caller's bearer.
