@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,6 +16,11 @@ import (
 // only where it is unambiguous: a top-level property whose schema accepts
 // arrays or objects and not strings, whose value is a string holding
 // valid JSON of an accepted kind.
+//
+// Models also often send null for an optional argument they mean to
+// leave out ({"note": null}). The schema refuses it, though encoding/json
+// would read it as absent: the server drops a null top-level argument
+// that is not required and whose schema does not accept null.
 
 // structKinds are the structured kinds a property accepts.
 type structKinds uint8
@@ -22,6 +28,9 @@ type structKinds uint8
 const (
 	kindArray structKinds = 1 << iota
 	kindObject
+	// kindDropNull marks an optional property whose schema refuses null:
+	// a null value is dropped.
+	kindDropNull
 )
 
 // argDecoder knows, for each tool with such properties, the structured
@@ -38,6 +47,9 @@ func newArgDecoder(tools []ToolInfo) argDecoder {
 		}
 		for name, p := range t.InputSchema.Properties {
 			k := kindsOf(p)
+			if !slices.Contains(t.InputSchema.Required, name) && !acceptsNull(p) {
+				k |= kindDropNull
+			}
 			if k == 0 {
 				continue
 			}
@@ -48,6 +60,14 @@ func newArgDecoder(tools []ToolInfo) argDecoder {
 		}
 	}
 	return d
+}
+
+// acceptsNull reports whether s accepts null, or may (it names no type).
+func acceptsNull(s *jsonschema.Schema) bool {
+	if s == nil || s.Type == "" && len(s.Types) == 0 {
+		return true
+	}
+	return s.Type == "null" || slices.Contains(s.Types, "null")
 }
 
 func kindsOf(s *jsonschema.Schema) structKinds {
@@ -99,11 +119,12 @@ func (d argDecoder) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // decodeArgs returns raw with the string values of props decoded where
-// they hold JSON of a kind the property accepts, and whether it changed
-// anything. Arguments that are not a JSON object are left to validation.
+// they hold JSON of a kind the property accepts and the nulls of optional
+// properties dropped, and whether it changed anything. Arguments that are
+// not a JSON object are left to validation.
 func decodeArgs(raw json.RawMessage, props map[string]structKinds) (json.RawMessage, bool) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' || !maybeEncoded(raw) {
+	if len(raw) == 0 || raw[0] != '{' || !maybeEncoded(raw) && !bytes.Contains(raw, []byte("null")) {
 		return nil, false
 	}
 	var args map[string]json.RawMessage
@@ -113,7 +134,12 @@ func decodeArgs(raw json.RawMessage, props map[string]structKinds) (json.RawMess
 	changed := false
 	for name, v := range args {
 		k := props[name]
-		if k == 0 || len(v) == 0 || v[0] != '"' {
+		if k&kindDropNull != 0 && string(v) == "null" {
+			delete(args, name)
+			changed = true
+			continue
+		}
+		if k&(kindArray|kindObject) == 0 || len(v) == 0 || v[0] != '"' {
 			continue
 		}
 		var s string

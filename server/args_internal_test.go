@@ -33,7 +33,7 @@ func TestKindsOf(t *testing.T) {
 }
 
 func TestDecodeArgs(t *testing.T) {
-	props := map[string]structKinds{"list": kindArray, "obj": kindObject, "either": kindArray | kindObject}
+	props := map[string]structKinds{"list": kindArray, "obj": kindObject, "either": kindArray | kindObject, "opt": kindDropNull, "optList": kindArray | kindDropNull}
 	tests := []struct {
 		in, want string // want "" means unchanged
 	}{
@@ -52,6 +52,12 @@ func TestDecodeArgs(t *testing.T) {
 		{`{"list":"[1]"`, ""},                   // broken
 		{``, ""},                                // no arguments
 		{`{"list":"\u005b1]"}`, `{"list":[1]}`}, // an escaped bracket is still one
+		{`{"opt":null,"list":[1]}`, `{"list":[1]}`},
+		{`{"optList":null,"opt":"x"}`, `{"opt":"x"}`},
+		{`{"optList":"[2]"}`, `{"optList":[2]}`},
+		{`{"list":null}`, ""},  // required, or accepting null: left to validation
+		{`{"other":null}`, ""}, // not a known property
+		{`{"opt":"null"}`, ""}, // a string
 	}
 	for _, tt := range tests {
 		got, changed := decodeArgs(json.RawMessage(tt.in), props)

@@ -87,6 +87,16 @@ func TestRobustArgumentDecoding(t *testing.T) {
 			wantErr: "validating",
 		},
 		{
+			name: "null for optional arguments, as models send: left out",
+			args: map[string]any{"ids": []string{"a"}, "filter": nil, "name": nil, "labels": nil},
+			want: structuredArgs{IDs: []string{"a"}},
+		},
+		{
+			name:    "null for a required argument",
+			args:    map[string]any{"ids": nil},
+			wantErr: "validating",
+		},
+		{
 			name:    "nested properties are not decoded",
 			args:    map[string]any{"ids": []string{}, "filter": map[string]any{"min": 1, "tags": `["t"]`}},
 			wantErr: "validating",

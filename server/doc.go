@@ -71,7 +71,8 @@
 // is cancelled, the session keeps serving, and on stdio the cancelled
 // call gets no response. Arguments that a client sent as JSON text in a
 // string where the tool's schema expects an array or an object are
-// decoded before validation (see [New]).
+// decoded before validation, and a null sent for an optional argument is
+// taken as left out (see [New]).
 //
 // # Instructions
 //

@@ -58,7 +58,9 @@ var ErrShuttingDown = errors.New("server: shutting down")
 //     not a string) at a top-level property, and the value is a string
 //     holding JSON of that kind, it is decoded before the SDK validates
 //     the arguments. Other strings are left alone, and fail validation
-//     where they do not fit;
+//     where they do not fit. A null top-level argument that is not
+//     required, where the schema refuses null, is dropped (models send
+//     null for arguments they leave out; encoding/json reads it so);
 //  5. [Options.Middleware], in order.
 //
 // The returned server can be served over several transports at once
