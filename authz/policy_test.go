@@ -3,8 +3,6 @@ package authz_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,10 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/golden"
 	"github.com/toolroute/toolroute/tool"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func TestParsePolicyErrors(t *testing.T) {
 	tests := []struct {
@@ -187,19 +184,7 @@ func TestRolePolicyForGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	const golden = "testdata/rolepolicy_viewer.golden.json"
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("RolePolicyFor (-%s +got):\n%s", golden, diff)
-	}
+	golden.Check(t, "testdata/rolepolicy_viewer.golden.json", got)
 	// The order of the routes does not matter.
 	rev := append([]tool.Route(nil), goldenRoutes...)
 	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {

@@ -3,10 +3,8 @@ package registry_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -16,11 +14,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/golden"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // Deps is the dependency container of these tests.
 type Deps struct {
@@ -670,7 +667,7 @@ func TestTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "table.golden.json"), data)
+	golden.Check(t, filepath.Join("testdata", "table.golden.json"), data)
 
 	// An empty registry's table is an empty list, not null.
 	data, err = jsonIndent(registry.New[*Deps]().Table())
@@ -679,26 +676,5 @@ func TestTable(t *testing.T) {
 	}
 	if string(data) != "{\n  \"tools\": []\n}\n" {
 		t.Errorf("empty table = %s", data)
-	}
-}
-
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got; go test -update rewrites it):\n%s", path, diff)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"net/url"
 	"os"
@@ -21,11 +20,10 @@ import (
 	invopop "github.com/invopop/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolroute/toolroute/internal/golden"
 	"github.com/toolroute/toolroute/internal/syncbuf"
 	"github.com/toolroute/toolroute/tool"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // deps is the dependency container of these tests.
 type deps struct{ greeting string }
@@ -115,29 +113,8 @@ func TestSchemaGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", tt.name+".schema.json"), append(data, '\n'))
+			golden.Check(t, filepath.Join("testdata", tt.name+".schema.json"), append(data, '\n'))
 		})
-	}
-}
-
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got; go test -update rewrites it):\n%s", path, diff)
 	}
 }
 
@@ -752,7 +729,7 @@ func TestCallFromContext(t *testing.T) {
 
 func TestGoldenFilesAreJSON(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
-	if len(files) == 0 && !*update {
+	if len(files) == 0 && !golden.Updating() {
 		t.Fatal("no golden files")
 	}
 	for _, f := range files {

@@ -3,12 +3,10 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,6 +19,7 @@ import (
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/example-service/tools"
+	"github.com/toolroute/toolroute/internal/golden"
 	"github.com/toolroute/toolroute/internal/syncbuf"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -29,8 +28,6 @@ import (
 // nothing else.
 var policy = authz.MustParsePolicy([]byte(`[{"role": "viewer", "accessPolicies": [
 	{"path": "^/catalog/api/v1/items(/[^/]+)?$", "methods": ["GET"], "effect": "allow"}]}]`))
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // upstream is an httptest catalog that records every request it receives
 // as "METHOD escaped-path".
@@ -459,19 +456,7 @@ func TestRouteTable(t *testing.T) {
 // checkGolden compares got with testdata/name, which -update rewrites.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	golden := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s changed (-golden +got); if intended, run go test ./example-service/tools -update:\n%s", name, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 // TestRoutesAreTheCatalogs: every route a tool declares is one the
