@@ -98,21 +98,7 @@ func messages(t *testing.T, resp *http.Response) []map[string]any {
 // result for the call (the SDK would send the handler's error); the
 // session keeps serving.
 func TestStatefulHTTPCancelledCallGetsNoResult(t *testing.T) {
-	d := newDeps("a")
-	hs := startHTTP(t, newTestServer(t, server.Options{Authorizer: authz.AllowAll()}, d), server.HTTPOptions{Stateful: true})
-	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
-	s := openStateful(t, hs.URL())
-
-	// The stream's headers come with its first event: post in the
-	// background.
-	stream := make(chan []map[string]any, 1)
-	go func() {
-		if resp := s.postRaw(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`); resp != nil {
-			stream <- messages(t, resp)
-		}
-		close(stream)
-	}()
-	<-d.started
+	d, s, stream := statefulWaitCall(t)
 	if resp := s.postRaw(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"changed my mind"}}`); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("notifications/cancelled: status %d", resp.StatusCode)
 	}
@@ -155,18 +141,7 @@ func mustMarshal(t *testing.T, v any) string {
 // TestStatefulHTTPCancelFromAnotherCaller: a cancellation sent on alice's
 // session by another caller is refused, and alice's call is answered.
 func TestStatefulHTTPCancelFromAnotherCaller(t *testing.T) {
-	d := newDeps("a")
-	hs := startHTTP(t, newTestServer(t, server.Options{Authorizer: authz.AllowAll()}, d), server.HTTPOptions{Stateful: true})
-	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
-	s := openStateful(t, hs.URL())
-	stream := make(chan []map[string]any, 1)
-	go func() {
-		if resp := s.postRaw(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`); resp != nil {
-			stream <- messages(t, resp)
-		}
-		close(stream)
-	}()
-	<-d.started
+	d, s, stream := statefulWaitCall(t)
 	victor := &statefulSession{t: t, url: s.url, id: s.id, token: "viewer-token"}
 	if resp := victor.postRaw(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("another caller's cancellation: status %d, want 403", resp.StatusCode)
@@ -176,4 +151,26 @@ func TestStatefulHTTPCancelFromAnotherCaller(t *testing.T) {
 	if len(ms) != 1 || ms[0]["id"] != 2.0 || !strings.Contains(mustMarshal(t, ms[0]["result"]), `"done":true`) {
 		t.Errorf("alice's call's stream = %v, want its result", ms)
 	}
+}
+
+// statefulWaitCall opens a stateful session as alice and starts a "wait"
+// call, id 2, on it; stream yields the messages of the call's stream once
+// it ends. It returns when the handler runs.
+func statefulWaitCall(t *testing.T) (*deps, *statefulSession, <-chan []map[string]any) {
+	t.Helper()
+	d := newDeps("a")
+	hs := startHTTP(t, newTestServer(t, server.Options{Authorizer: authz.AllowAll()}, d), server.HTTPOptions{Stateful: true})
+	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
+	s := openStateful(t, hs.URL())
+	// The stream's headers come with its first event: post in the
+	// background.
+	stream := make(chan []map[string]any, 1)
+	go func() {
+		if resp := s.postRaw(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`); resp != nil {
+			stream <- messages(t, resp)
+		}
+		close(stream)
+	}()
+	<-d.started
+	return d, s, stream
 }
