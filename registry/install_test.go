@@ -586,3 +586,79 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// askOnce is a handler error that asks the client a question.
+type askOnce struct{}
+
+func (askOnce) Error() string { return "a question" }
+
+func (askOnce) InputRequiredResult() *mcp.CallToolResult {
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: "Sure?"}}}
+}
+
+// TestInstallProgressAcrossInputRounds: for a 2025-11-25 client the SDK
+// turns a question into elicitation/create and runs the handler again in
+// the same call. On a bare *mcp.Server with Install (no server.New), the
+// progress values of the two runs still form one increasing sequence:
+// the second run's report of 1 (below the first run's 5) is dropped.
+func TestInstallProgressAcrossInputRounds(t *testing.T) {
+	r := registry.New[*Deps]()
+	r.Register(tool.Tool[*Deps]{
+		Name:        "ask",
+		Description: "Ask, then report.",
+		Local:       true,
+		Behaviour:   behaviour.ReadOnly,
+		Handler: tool.Handle(func(ctx context.Context, _ *Deps, req *mcp.CallToolRequest, _ struct{}) (struct{}, error) {
+			if req.Params.InputResponses == nil {
+				tool.Progress(ctx, req, 5, 10, "before asking")
+				return struct{}{}, askOnce{}
+			}
+			tool.Progress(ctx, req, 1, 10, "after the answer")
+			tool.Progress(ctx, req, 7, 10, "done")
+			return struct{}{}, nil
+		}),
+	})
+	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
+	r.Install(s, &Deps{})
+	got := make(chan string, 8)
+	c := mcp.NewClient(&mcp.Implementation{Name: "c"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { got <- req.Params.Message },
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+		},
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cs.Close(); ss.Wait() }()
+	p := &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}}
+	p.SetProgressToken("tok")
+	if res, err := cs.CallTool(context.Background(), p); err != nil || res.IsError {
+		t.Fatalf("CallTool = %v, %v", res, err)
+	}
+	// The notifications precede the result on the connection; the client
+	// handles them in order.
+	var msgs []string
+	for len(msgs) < 2 {
+		select {
+		case m := <-got:
+			msgs = append(msgs, m)
+		case <-t.Context().Done():
+			t.Fatalf("notifications %q", msgs)
+		}
+	}
+	if diff := cmp.Diff([]string{"before asking", "done"}, msgs); diff != "" {
+		t.Errorf("progress notifications (-want +got):\n%s", diff)
+	}
+	select {
+	case m := <-got:
+		t.Errorf("another notification: %q", m)
+	default:
+	}
+}

@@ -431,18 +431,29 @@ func (r *Registry[C]) wrap(e *entry[C]) tool.Wrap {
 	}
 }
 
-// recoverCalls is a receiving middleware that recovers a panic anywhere
-// in a call of one of names, around the SDK's own work as well as the
-// handler's: decoding the arguments (a field's UnmarshalJSON or
+// recoverCalls is a receiving middleware for the calls of names. It
+// recovers a panic anywhere in a call, around the SDK's own work as well
+// as the handler's: decoding the arguments (a field's UnmarshalJSON or
 // UnmarshalText) and encoding the result (MarshalJSON, MarshalText) run
 // outside the handler, in the SDK, which recovers nothing. The call then
-// gets the same generic isError result as a panicking handler.
+// gets the same generic isError result as a panicking handler. And it
+// begins a call with a progress token (see [tool.BeginCall]) before the
+// SDK runs its handler, once or, for an input round of an older client,
+// twice: its progress values keep increasing across the runs.
 func (r *Registry[C]) recoverCalls(names map[string]bool) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 			cr, ok := req.(*mcp.CallToolRequest)
 			if method != "tools/call" || !ok || cr.Params == nil || !names[cr.Params.Name] {
 				return next(ctx, method, req)
+			}
+			if cr.Params.GetProgressToken() != nil {
+				// One progress state for the whole call: the SDK may run
+				// the handler twice in it (an input round converted for
+				// an older client), and values must keep increasing.
+				var end func()
+				ctx, end = tool.BeginCall(ctx, nil)
+				defer end()
 			}
 			defer func() {
 				if p := recover(); p != nil {
