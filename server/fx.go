@@ -251,7 +251,14 @@ func warm(ctx context.Context, timeout time.Duration, services map[string]Servic
 
 // stopContext bounds an fx stop context by the shutdown timeout.
 func (rt *runtime) stopContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, rt.opts.shutdownTimeout())
+	return rt.stopContextAfter(ctx, 0)
+}
+
+// stopContextAfter is stopContext for a transport that keeps accepting
+// for delay first (HTTPOptions.DrainDelay): the calls' time counts from
+// when it stops accepting.
+func (rt *runtime) stopContextAfter(ctx context.Context, delay time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, max(delay, 0)+rt.opts.shutdownTimeout())
 }
 
 // HTTP serves the [Module]'s server over streamable HTTP on addr (for
@@ -262,8 +269,9 @@ func (rt *runtime) stopContext(ctx context.Context) (context.Context, context.Ca
 // the *HTTPServer (read its Addr). opts.Logger and opts.OnError default to
 // the Options' ones.
 //
-// On stop, /readyz answers 503, the listener closes, and in-flight calls
-// get [Options.ShutdownTimeout] to finish before they are cancelled.
+// On stop, /readyz answers 503; after opts.DrainDelay the listener
+// closes, and in-flight calls get [Options.ShutdownTimeout] from then to
+// finish before they are cancelled (all within fx's stop timeout).
 func HTTP(addr string, opts HTTPOptions) fx.Option {
 	return fx.Options(
 		fx.Provide(func(lc fx.Lifecycle, rt *runtime) (*HTTPServer, error) {
@@ -294,7 +302,7 @@ func HTTP(addr string, opts HTTPOptions) fx.Option {
 					return nil
 				},
 				OnStop: func(ctx context.Context) error {
-					ctx, cancel := rt.stopContext(ctx)
+					ctx, cancel := rt.stopContextAfter(ctx, opts.DrainDelay)
 					defer cancel()
 					if err := hs.Shutdown(ctx); err != nil {
 						rt.opts.logger().Warn("toolroute: in-flight calls cancelled at shutdown", slog.Any("error", err))
