@@ -395,8 +395,7 @@ func marshalerSchema(t reflect.Type) (*invopop.Schema, error) {
 		return nil, fmt.Errorf("%v is an object of its fields for encoding/json, which cannot read a URL string into it: use a string field (and url.Parse it)", t)
 	case t == numberType:
 		return &invopop.Schema{Type: "number"}, nil // encoding/json writes its digits as a number
-	case t == timeType || t == ipType || t == rawMessageType,
-		t.Implements(invopopSchema) || t.Implements(invopopAlias):
+	case reflectorKnows(t), t.Implements(invopopSchema) || t.Implements(invopopAlias):
 		return nil, nil
 	case t.Implements(jsonMarshaler):
 		return nil, fmt.Errorf("%v marshals itself (MarshalJSON), so its fields do not describe its JSON: give it a JSONSchema() *jsonschema.Schema method (github.com/invopop/jsonschema, value receiver) or a JSONSchemaAlias() any method", t)
@@ -586,11 +585,17 @@ func nullable(s *jsonschema.Schema) {
 	}
 }
 
+// reflectorKnows reports whether the reflector has a schema of its own
+// for t, right for encoding/json.
+func reflectorKnows(t reflect.Type) bool {
+	return t == timeType || t == ipType || t == rawMessageType
+}
+
 // describesItself reports whether the schema of t (not a pointer) is not
 // reflected from its kind and fields: it is mapped by marshalerSchema,
 // known to the reflector, or given by t's own methods.
 func describesItself(t reflect.Type) bool {
-	return t == timeType || t == ipType || t == rawMessageType || t == numberType ||
+	return reflectorKnows(t) || t == numberType ||
 		t.Implements(invopopSchema) || t.Implements(invopopAlias) ||
 		t.Implements(jsonMarshaler) || t.Implements(textMarshaler)
 }
