@@ -8,7 +8,7 @@ import (
 
 // Behaviour says what a tool does to the state behind it.
 //
-// The zero value is [Unset], which is not [Valid].
+// The zero value is [Unset], which is not [Behaviour.Valid].
 type Behaviour int
 
 const (
@@ -80,7 +80,7 @@ func (b *Behaviour) UnmarshalText(text []byte) error {
 // which always is), and whether it reaches outside the service's own
 // domain (openWorld). DestructiveHint and OpenWorldHint are never nil.
 //
-// Annotations panics if b is not [Valid]: the registry refuses such tools
+// Annotations panics if b is not [Behaviour.Valid]: the registry refuses such tools
 // before they can reach it.
 func (b Behaviour) Annotations(title string, idempotent, openWorld bool) *mcp.ToolAnnotations {
 	a := &mcp.ToolAnnotations{

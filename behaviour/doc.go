@@ -9,7 +9,7 @@
 //
 // # Annotations
 //
-// [Annotations] is the one place the hints are derived:
+// [Behaviour.Annotations] is the one place the hints are derived:
 //
 //	Behaviour    readOnlyHint  destructiveHint  idempotentHint   openWorldHint
 //	ReadOnly     true          false            true             openWorld

@@ -11,7 +11,7 @@
 // capabilities granted on every one of them (the intersection of their
 // closures).
 //
-// Ordered [Rule]s decide first: the first rule matching a (principal,
+// Ordered rules ([Rule]) decide first: the first rule matching a (principal,
 // tool, subject, capability) allows or denies it. When no rule (and no
 // remembered answer) decides, the user is asked: "allow once", "allow
 // always", "deny" or "deny always". An "always" answer becomes a rule for
