@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/schema"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
@@ -89,8 +91,8 @@ func median(ds []time.Duration) time.Duration {
 // rawHandler serves the echo tool from a raw go-sdk server at /mcp.
 func rawHandler() http.Handler {
 	s := mcp.NewServer(&mcp.Implementation{Name: "raw", Version: "1"}, nil)
-	in, _ := tool.SchemaFor[benchArgs]()
-	out, _ := tool.SchemaFor[benchOut]()
+	in, _ := schema.For(reflect.TypeFor[benchArgs]())
+	out, _ := schema.For(reflect.TypeFor[benchOut]())
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo.", InputSchema: in, OutputSchema: out},
 		func(ctx context.Context, _ *mcp.CallToolRequest, a benchArgs) (*mcp.CallToolResult, benchOut, error) {
 			return nil, benchEcho(ctx, a), nil

@@ -501,30 +501,6 @@ func TestZeroHandler(t *testing.T) {
 	}
 }
 
-func TestSchemaFor(t *testing.T) {
-	s, err := tool.SchemaFor[*filter]()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := &jsonschema.Schema{
-		Type: "object",
-		Properties: map[string]*jsonschema.Schema{
-			"minPrice": {Type: "number", Minimum: jsonschema.Ptr(0.0)},
-			"inStock":  {Type: "boolean"},
-		},
-		Required:             []string{"minPrice"},
-		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
-		// The struct's order, not the alphabet's.
-		PropertyOrder: []string{"minPrice", "inStock"},
-	}
-	if diff := cmp.Diff(want, s, cmp.AllowUnexported(jsonschema.Schema{})); diff != "" {
-		t.Errorf("SchemaFor mismatch (-want +got):\n%s", diff)
-	}
-	if _, err := tool.SchemaFor[fmt.Stringer](); err == nil {
-		t.Error("SchemaFor[fmt.Stringer]() succeeded")
-	}
-}
-
 // connect serves s to a new in-memory client session.
 func connect(t *testing.T, s *mcp.Server) *mcp.ClientSession {
 	t.Helper()

@@ -1,4 +1,4 @@
-package tool
+package schema
 
 import (
 	"reflect"
@@ -20,9 +20,9 @@ type benchResult struct {
 // TestObjectSchemaShared checks that handlers of the same types share
 // their schemas, and that input and output schemas of one type do not.
 func TestObjectSchemaShared(t *testing.T) {
-	a, errA := objectSchema[benchResult]("output")
-	b, errB := objectSchema[benchResult]("output")
-	c, errC := objectSchema[benchResult]("input")
+	a, errA := Output(reflect.TypeFor[benchResult]())
+	b, errB := Output(reflect.TypeFor[benchResult]())
+	c, errC := Input(reflect.TypeFor[benchResult]())
 	if errA != nil || errB != nil || errC != nil {
 		t.Fatal(errA, errB, errC)
 	}
@@ -32,8 +32,8 @@ func TestObjectSchemaShared(t *testing.T) {
 	if a == c {
 		t.Error("the input and output schemas of one type are shared")
 	}
-	_, err1 := objectSchema[[]int]("input")
-	_, err2 := objectSchema[[]int]("input")
+	_, err1 := Input(reflect.TypeFor[[]int]())
+	_, err2 := Input(reflect.TypeFor[[]int]())
 	if err1 == nil || err1 != err2 {
 		t.Errorf("cached errors: %v, %v", err1, err2)
 	}
@@ -45,10 +45,10 @@ func TestObjectSchemaShared(t *testing.T) {
 func BenchmarkObjectSchemaUncached(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := newObjectSchema(reflect.TypeFor[benchArgs](), "input"); err != nil {
+		if _, err := newObject(reflect.TypeFor[benchArgs](), false); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := newObjectSchema(reflect.TypeFor[benchResult](), "output"); err != nil {
+		if _, err := newObject(reflect.TypeFor[benchResult](), true); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -57,10 +57,10 @@ func BenchmarkObjectSchemaUncached(b *testing.B) {
 func BenchmarkSchemaForUncached(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := schemaFor(reflect.TypeFor[benchArgs]()); err != nil {
+		if _, err := For(reflect.TypeFor[benchArgs]()); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := schemaFor(reflect.TypeFor[benchResult]()); err != nil {
+		if _, err := For(reflect.TypeFor[benchResult]()); err != nil {
 			b.Fatal(err)
 		}
 	}
