@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // written caches jsonFields' answers by struct type, as encoding/json
@@ -77,13 +78,17 @@ func fieldAt(t reflect.Type, name string, index []int) field {
 var stringType = reflect.TypeFor[string]()
 
 // shadows caches shadow's answers by struct type.
-var shadows sync.Map // reflect.Type → reflect.Type
+var (
+	shadows     sync.Map // reflect.Type → reflect.Type
+	shadowCount atomic.Int64
+)
 
 // shadow returns the shadow of struct type t: a struct type with t's
 // field names, tags, embedding and exportedness, whose fields are strings
 // (or structs, for embedded structs, which are shadows too). What
 // encoding/json reads and writes of a struct depends on those alone, not
-// on its fields' types, except in two ways reflect.StructOf cannot
+// on its fields' types or the identity of its embedded struct types,
+// except in two ways reflect.StructOf cannot
 // express, translated here by encoding/json's documented rules: an
 // embedded struct named by a valid tag is a field of that name, and an
 // embedded field of an unexported non-struct type is ignored. An embedded
@@ -128,8 +133,16 @@ func shadow(t reflect.Type, outer []reflect.Type) (st, rec reflect.Type) {
 				f.Type = reflect.PointerTo(f.Type)
 			}
 		}
+		if f.PkgPath != "" {
+			f.PkgPath = "schema" // reflect.StructOf wants one for all
+		}
 		fs[i] = f
 	}
+	// encoding/json tells types apart (the same type embedded twice at
+	// one depth annihilates its fields): so must shadows, which an
+	// unexported field tagged with a number of t's own does.
+	fs = append(fs, reflect.StructField{Name: "ǝ", PkgPath: "schema", Type: reflect.TypeFor[struct{}](),
+		Tag: reflect.StructTag(strconv.FormatInt(shadowCount.Add(1), 10))})
 	st = reflect.StructOf(fs)
 	s, _ := shadows.LoadOrStore(t, st)
 	return s.(reflect.Type), nil
