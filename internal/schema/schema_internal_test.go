@@ -245,16 +245,32 @@ func (described) JSONSchema() *invopop.Schema {
 	return &invopop.Schema{Type: "object", Properties: props}
 }
 
+// renamed describes itself with properties that are not its fields.
+type renamed struct {
+	L []string `json:"l"`
+}
+
+func (renamed) JSONSchema() *invopop.Schema {
+	props := invopop.NewProperties()
+	props.Set("list", &invopop.Schema{Type: "array"})
+	return &invopop.Schema{Type: "object", Properties: props}
+}
+
 // TestDescribedOutputNulls checks that an output accepts the nulls
-// encoding/json writes in a type that describes itself.
+// encoding/json writes in a type that describes itself, and that such a
+// type's properties are its author's choice.
 func TestDescribedOutputNulls(t *testing.T) {
 	s, err := Output(reflect.TypeFor[struct {
 		D described `json:"d"`
+		R renamed   `json:"r"`
 	}]())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Properties["d"].Properties["l"].Types; !slices.Equal(got, []string{"array", "null"}) {
 		t.Errorf("types of d.l = %q, want array and null", got)
+	}
+	if got := s.Properties["r"].Properties["list"].Type; got != "array" {
+		t.Errorf("type of r.list = %q, want array", got)
 	}
 }

@@ -21,6 +21,7 @@ type node struct {
 	omits []string        // struct: properties a nil embedded pointer omits
 	elem  prop            // slice, array, map: the element or value
 	keys  string          // map: the pattern of the keys encoding/json writes, or textKeys
+	own   bool            // struct: its author describes it, with properties of their choice
 }
 
 // textKeys marks a map whose keys MarshalText writes.
@@ -203,7 +204,7 @@ func (w *walker) mapKeys(t reflect.Type) string {
 func (w *walker) walkStruct(t reflect.Type) *node {
 	var all []field
 	w.described(t, nil, "", false, &all)
-	n := &node{t: t, kind: reflect.Struct, props: map[string]prop{}}
+	n := &node{t: t, kind: reflect.Struct, props: map[string]prop{}, own: !w.check}
 	props := map[string]field{}
 	var order []string
 	for _, f := range all { // a later field of a name replaces an earlier one
@@ -343,7 +344,7 @@ func (n *node) fit(s *jsonschema.Schema, output bool) error {
 	}
 	switch n.kind {
 	case reflect.Struct:
-		if s.Properties != nil && !slices.Equal(slices.Sorted(maps.Keys(s.Properties)), slices.Sorted(maps.Keys(n.props))) {
+		if !n.own && s.Properties != nil && !slices.Equal(slices.Sorted(maps.Keys(s.Properties)), slices.Sorted(maps.Keys(n.props))) {
 			return fmt.Errorf("%v: the schema's properties %q are not the fields %q it should describe", n.t, slices.Sorted(maps.Keys(s.Properties)), slices.Sorted(maps.Keys(n.props)))
 		}
 		for name, p := range n.props {
