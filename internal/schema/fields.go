@@ -21,7 +21,7 @@ type writtenFields struct {
 
 // jsonFields returns the fields encoding/json reads and writes for struct
 // type t, in the order it writes them, as encoding/json itself says: it
-// marshals t's shadow (see [shadow]) with every field holding its own
+// marshals t's shadow (see shadow) with every field holding its own
 // index path, and reads which key holds which field. rec is the type, if
 // any, that contains itself through embedded structs, which a shadow
 // cannot.
