@@ -83,6 +83,13 @@ func walk(t reflect.Type) (*node, error) {
 	return n, nil
 }
 
+// recursive reports that t, inside w.root, contains itself.
+func (w *walker) recursive(t reflect.Type) {
+	// The reflector inlines every type: it would recurse until the stack
+	// overflows, which no recover can catch.
+	w.fail(recursion, fmt.Errorf("%v contains itself (through %v): an inline schema cannot describe a recursive type", w.root, t))
+}
+
 func (w *walker) fail(kind int, err error) {
 	if w.check && w.errs[kind] == nil {
 		w.errs[kind] = err
@@ -93,13 +100,12 @@ func (w *walker) walk(t reflect.Type) *node {
 	defer func(outer []reflect.Type, check, same bool) {
 		w.outer, w.check, w.same = outer, check, same
 	}(w.outer, w.check, w.same)
-	// The reflector inlines every type: a type that contains itself would
-	// recurse until the stack overflows, which no recover can catch. A
-	// named type of any kind can (type tree map[string]tree).
+	// A named type of any kind can contain itself (type tree
+	// map[string]tree).
 	for {
 		if t.Name() != "" {
 			if slices.Contains(w.outer, t) {
-				w.fail(recursion, fmt.Errorf("%v contains itself (through %v): an inline schema cannot describe a recursive type", w.root, t))
+				w.recursive(t)
 				return nil
 			}
 			w.outer = append(w.outer, t)
@@ -249,7 +255,7 @@ func (w *walker) described(t reflect.Type, index []int, path string, ptr bool, a
 		if sf.Anonymous && tags[0] == "" && ft.Kind() == reflect.Struct || slices.Contains(tags[1:], "inline") {
 			if ft.Kind() == reflect.Struct {
 				if slices.Contains(w.outer, ft) {
-					w.fail(recursion, fmt.Errorf("%v contains itself (through %v): an inline schema cannot describe a recursive type", w.root, ft))
+					w.recursive(ft)
 					continue
 				}
 				w.outer = append(w.outer, ft)
@@ -271,7 +277,7 @@ func (w *walker) described(t reflect.Type, index []int, path string, ptr bool, a
 func (w *walker) compare(t reflect.Type, described map[string]field, all []field) {
 	fields, rec := jsonFields(t)
 	if rec != nil {
-		w.fail(recursion, fmt.Errorf("%v contains itself (through %v): an inline schema cannot describe a recursive type", w.root, rec))
+		w.recursive(rec)
 		return
 	}
 	var problems []string
