@@ -40,8 +40,9 @@
 // that marshals itself as JSON (MarshalJSON) must describe its JSON with
 // a JSONSchema() *jsonschema.Schema method (value receiver) or a
 // JSONSchemaAlias() method, or the handler is refused: its fields would
-// describe something else. time.Time, net.IP, url.URL and
-// json.RawMessage are known.
+// describe something else. time.Time, net.IP, json.Number and
+// json.RawMessage are known; url.URL is refused (encoding/json writes it
+// as an object of its fields): use a string.
 //
 // The SDK validates every structured result against its output schema,
 // so output schemas accept what encoding/json writes for nil values: null
