@@ -16,7 +16,7 @@
 // a tool of the same name fail New, naming the tool.
 //
 // Serve s over HTTP with [NewHTTPServer] (or mount [HTTPHandler]
-// yourself), over stdio with [ServeStdio] or [ServeIO], or connect
+// yourself), over stdio with [ServeStdio] or a [StdioServer], or connect
 // in-memory transports to it (the servertest package does, for tests). One
 // server may serve several transports at once.
 //
@@ -39,8 +39,8 @@
 // A tool whose service key no Service provides, duplicate tool names and
 // duplicate service keys fail the application before it starts, naming
 // the tool and the key; every Service is warmed on start, and a failing
-// warm-up fails the start. Extra hooks come from [Options.Middleware] and
-// the [HooksGroup] value group ([ProvideHook]), sorted by name.
+// warm-up fails the start. Middleware of your own goes in
+// [Options.Middleware], as without fx.
 //
 // # Callers
 //
@@ -98,7 +98,8 @@
 //
 // # Shutdown
 //
-// Stopping an fx application (or [HTTPServer.Shutdown]) stops accepting
+// Stopping an fx application (or [HTTPServer.Shutdown],
+// [StdioServer.Shutdown]) stops accepting
 // requests and calls, lets in-flight calls finish within
 // [Options.ShutdownTimeout], then cancels them, and every other request
 // still running (a tools/list waiting on its authorizer): their context's
@@ -107,5 +108,11 @@
 // are refused (503) once the server stops accepting, and once the calls
 // are answered the standalone event streams end and the sessions are
 // closed, so an open client does not hold the shutdown until its
-// deadline. An [HTTPServer] that was shut down cannot be started again.
+// deadline. An [HTTPServer] or [StdioServer] that was shut down cannot be
+// started again.
+//
+// # Options
+//
+// Options structs are plain values passed by value ([Options],
+// [HTTPOptions]); every zero field selects its default.
 package server

@@ -20,22 +20,18 @@ import (
 	"github.com/toolroute/toolroute/registry"
 )
 
-// The value groups [Module] consumes. Use them in fx.ResultTags or
-// `group:"..."` tags, or through [ProvideService] and [ProvideHook].
+// The value groups [Module] consumes: fill them with [Tools] and
+// [ProvideService].
 const (
-	// InstallersGroup collects [Installer]s ([Tools] adds to it).
-	InstallersGroup = "toolroute.installers"
-	// ServicesGroup collects [Service]s.
-	ServicesGroup = "toolroute.services"
-	// HooksGroup collects [Hook]s.
-	HooksGroup = "toolroute.hooks"
+	installersGroup = "toolroute.installers"
+	servicesGroup   = "toolroute.services"
 )
 
 // Module builds the application's MCP server under fx. It needs an
 // [Options] value from the application (fx.Supply(server.Options{...}),
-// or a constructor returning one), takes [Installer]s from [Tools],
-// [Service]s and [Hook]s from their value groups, and provides the
-// *mcp.Server. Transports are separate options: [HTTP], [Stdio].
+// or a constructor returning one; middleware goes in
+// [Options.Middleware]), takes [Installer]s from [Tools] and [Service]s
+// from [ProvideService], and provides the *mcp.Server. Transports are separate options: [HTTP], [Stdio].
 //
 // Building fails (fx.New and Start report the error) when two registries
 // add a tool of the same name, when a tool needs a service key no
@@ -45,7 +41,7 @@ const (
 // fails the start, naming the service.
 // Until warm-up is done, the [HTTP] transport's /readyz answers 503.
 var Module = fx.Module("toolroute.server",
-	fx.Provide(newRuntime),
+	fx.Provide(newAppServer),
 	// Builds the server even if no transport asks for it, so that a broken
 	// configuration never starts.
 	fx.Invoke(warmOnStart),
@@ -63,16 +59,6 @@ type Service struct {
 	Warm func(ctx context.Context) error
 }
 
-// Hook is a named receiving middleware contributed through fx (the
-// [HooksGroup] value group). Hooks run after [Options.Middleware], sorted
-// by Name (value groups have no order); names must be distinct.
-type Hook struct {
-	// Name orders the hooks and must be unique.
-	Name string
-	// Middleware is the hook itself. Required.
-	Middleware mcp.Middleware
-}
-
 // Tools adds reg's tools to the server of [Module], served with the
 // container C resolved from the fx graph (provide or supply it). Several
 // registries, of the same or different container types, may be added;
@@ -83,25 +69,20 @@ func Tools[C any](reg *registry.Registry[C]) fx.Option {
 	}
 	return fx.Provide(fx.Annotate(
 		func(deps C) Installer { return Install(reg, deps) },
-		fx.ResultTags(`group:"`+InstallersGroup+`"`),
+		fx.ResultTags(`group:"`+installersGroup+`"`),
 	))
 }
 
 // ProvideService adds the [Service] returned by constructor (a function
 // returning Service, and optionally an error, whose parameters come from
-// the fx graph) to the [ServicesGroup].
+// the fx graph) to the services of [Module].
 func ProvideService(constructor any) fx.Option {
-	return fx.Provide(fx.Annotate(constructor, fx.ResultTags(`group:"`+ServicesGroup+`"`)))
+	return fx.Provide(fx.Annotate(constructor, fx.ResultTags(`group:"`+servicesGroup+`"`)))
 }
 
-// ProvideHook adds the [Hook] returned by constructor to the [HooksGroup].
-func ProvideHook(constructor any) fx.Option {
-	return fx.Provide(fx.Annotate(constructor, fx.ResultTags(`group:"`+HooksGroup+`"`)))
-}
-
-// runtime is the module's server and its state, shared with the
-// transports.
-type runtime struct {
+// appServer is the server [Module] builds for the application, with the
+// services it warms and whether they are warm, shared with the transports.
+type appServer struct {
 	server   *mcp.Server
 	opts     Options
 	services map[string]Service
@@ -113,32 +94,20 @@ type moduleParams struct {
 	Options    Options
 	Installers []Installer `group:"toolroute.installers"`
 	Services   []Service   `group:"toolroute.services"`
-	Hooks      []Hook      `group:"toolroute.hooks"`
 }
 
 type moduleResult struct {
 	fx.Out
-	Server  *mcp.Server
-	Runtime *runtime
+	Server *mcp.Server
+	App    *appServer
 }
 
-func newRuntime(p moduleParams) (moduleResult, error) {
+func newAppServer(p moduleParams) (moduleResult, error) {
 	services, err := checkServices(p.Services)
 	if err != nil {
 		return moduleResult{}, err
 	}
-	hooks := slices.SortedFunc(slices.Values(p.Hooks), func(a, b Hook) int { return strings.Compare(a.Name, b.Name) })
 	opts := p.Options
-	opts.Middleware = slices.Clone(opts.Middleware)
-	for i, h := range hooks {
-		if h.Middleware == nil {
-			return moduleResult{}, fmt.Errorf("server: hook %q has no Middleware", h.Name)
-		}
-		if i > 0 && hooks[i-1].Name == h.Name {
-			return moduleResult{}, fmt.Errorf("server: duplicate hook name %q", h.Name)
-		}
-		opts.Middleware = append(opts.Middleware, h.Middleware)
-	}
 	// Value groups have no order: install in the order of the installers'
 	// first tool names, so that the server is the same on every run.
 	installs := slices.Clone(p.Installers)
@@ -163,13 +132,13 @@ func newRuntime(p moduleParams) (moduleResult, error) {
 	if err != nil {
 		return moduleResult{}, err
 	}
-	return moduleResult{Server: s, Runtime: &runtime{server: s, opts: opts, services: services}}, nil
+	return moduleResult{Server: s, App: &appServer{server: s, opts: opts, services: services}}, nil
 }
 
 type warmParams struct {
 	fx.In
 	Lifecycle fx.Lifecycle
-	Runtime   *runtime
+	App       *appServer
 	// The HTTP server, if any, is built first so that it listens (and
 	// answers /healthz, and /readyz with 503) while the services warm.
 	HTTP *HTTPServer `optional:"true"`
@@ -177,12 +146,12 @@ type warmParams struct {
 
 // warmOnStart warms every service on start, and then reports ready.
 func warmOnStart(p warmParams) {
-	rt := p.Runtime
+	a := p.App
 	p.Lifecycle.Append(fx.Hook{OnStart: func(ctx context.Context) error {
-		if err := warm(ctx, rt.opts.warmTimeout(), rt.services); err != nil {
+		if err := warm(ctx, a.opts.warmTimeout(), a.services); err != nil {
 			return err
 		}
-		rt.ready.Store(true)
+		a.ready.Store(true)
 		return nil
 	}})
 }
@@ -249,16 +218,12 @@ func warm(ctx context.Context, timeout time.Duration, services map[string]Servic
 	return errors.Join(errs...)
 }
 
-// stopContext bounds an fx stop context by the shutdown timeout.
-func (rt *runtime) stopContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return rt.stopContextAfter(ctx, 0)
-}
-
-// stopContextAfter is stopContext for a transport that keeps accepting
-// for delay first (HTTPOptions.DrainDelay): the calls' time counts from
-// when it stops accepting.
-func (rt *runtime) stopContextAfter(ctx context.Context, delay time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, max(delay, 0)+rt.opts.shutdownTimeout())
+// stopContext bounds an fx stop context by the shutdown timeout, counted
+// after delay: a transport that keeps accepting for a while first
+// (HTTPOptions.DrainDelay) gives its calls their time from when it stops
+// accepting.
+func (a *appServer) stopContext(ctx context.Context, delay time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, max(delay, 0)+a.opts.shutdownTimeout())
 }
 
 // HTTP serves the [Module]'s server over streamable HTTP on addr (for
@@ -274,22 +239,22 @@ func (rt *runtime) stopContextAfter(ctx context.Context, delay time.Duration) (c
 // finish before they are cancelled (all within fx's stop timeout).
 func HTTP(addr string, opts HTTPOptions) fx.Option {
 	return fx.Options(
-		fx.Provide(func(lc fx.Lifecycle, rt *runtime) (*HTTPServer, error) {
+		fx.Provide(func(lc fx.Lifecycle, a *appServer) (*HTTPServer, error) {
 			// A copy: the option may build several applications (tests, an
 			// in-process restart), each with its own readiness and logger.
 			opts := opts
 			if opts.Logger == nil {
-				opts.Logger = rt.opts.Logger
+				opts.Logger = a.opts.Logger
 			}
 			if opts.OnError == nil {
-				opts.OnError = rt.opts.OnError
+				opts.OnError = a.opts.OnError
 			}
 			if ready := opts.Ready; ready != nil {
-				opts.Ready = func() bool { return rt.ready.Load() && ready() }
+				opts.Ready = func() bool { return a.ready.Load() && ready() }
 			} else {
-				opts.Ready = rt.ready.Load
+				opts.Ready = a.ready.Load
 			}
-			hs, err := NewHTTPServer(rt.server, opts)
+			hs, err := NewHTTPServer(a.server, opts)
 			if err != nil {
 				return nil, err
 			}
@@ -298,14 +263,14 @@ func HTTP(addr string, opts HTTPOptions) fx.Option {
 					if err := hs.Start(addr); err != nil {
 						return err
 					}
-					rt.opts.logger().Info("toolroute: serving MCP over HTTP", slog.String("url", hs.URL()))
+					a.opts.logger().Info("toolroute: serving MCP over HTTP", slog.String("url", hs.URL()))
 					return nil
 				},
 				OnStop: func(ctx context.Context) error {
-					ctx, cancel := rt.stopContextAfter(ctx, opts.DrainDelay)
+					ctx, cancel := a.stopContext(ctx, opts.DrainDelay)
 					defer cancel()
 					if err := hs.Shutdown(ctx); err != nil {
-						rt.opts.logger().Warn("toolroute: in-flight calls cancelled at shutdown", slog.Any("error", err))
+						a.opts.logger().Warn("toolroute: in-flight calls cancelled at shutdown", slog.Any("error", err))
 					}
 					return nil
 				},
@@ -327,73 +292,41 @@ func Stdio() fx.Option {
 
 // StdioIO is [Stdio] over r and w (tests use pipes).
 func StdioIO(r io.ReadCloser, w io.WriteCloser) fx.Option {
-	return fx.Invoke(func(lc fx.Lifecycle, sd fx.Shutdowner, rt *runtime) {
-		d := newDrain()
-		t := &countingTransport{base: stdioTransport(r, w)}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
+	return fx.Invoke(func(lc fx.Lifecycle, sd fx.Shutdowner, a *appServer) {
+		ss := NewStdioServer(a.server, r, w)
+		var stopping atomic.Bool
+		served := make(chan struct{})
 		lc.Append(fx.Hook{
 			OnStart: func(context.Context) error {
 				go func() {
-					defer close(done)
-					err := serveIO(ctx, rt.server, t, d)
-					if ctx.Err() != nil {
-						return // stopped by OnStop
+					defer close(served)
+					err := ss.Serve(context.Background())
+					if stopping.Load() {
+						return
 					}
 					if err != nil {
-						rt.opts.reportError("toolroute: stdio session failed", err)
+						a.opts.reportError("toolroute: stdio session failed", err)
 					}
 					// The client went away: nothing left to serve.
 					if err := sd.Shutdown(); err != nil {
-						rt.opts.logger().Error("toolroute: shutdown after the stdio client left", slog.Any("error", err))
+						a.opts.logger().Error("toolroute: shutdown after the stdio client left", slog.Any("error", err))
 					}
 				}()
 				return nil
 			},
-			OnStop: func(fxCtx context.Context) error {
+			OnStop: func(ctx context.Context) error {
+				stopping.Store(true)
+				stopCtx, cancel := a.stopContext(ctx, 0)
 				defer cancel()
-				// Refuse new calls, and let in-flight calls finish and be
-				// answered within the shutdown timeout, or cancel them. A
-				// session that ended already answers nothing more.
-				d.close()
-				stopCtx, stopCancel := rt.stopContext(fxCtx)
-				defer stopCancel()
-				if err := t.answered(untilClosed(stopCtx, done)); err != nil && !isClosed(done) {
-					rt.opts.logger().Warn("toolroute: in-flight calls cancelled at shutdown", slog.Any("error", err))
-					d.cancel()
-					t.answered(untilClosed(fxCtx, done))
+				if err := ss.Shutdown(stopCtx); err != nil {
+					a.opts.logger().Warn("toolroute: in-flight calls cancelled at shutdown", slog.Any("error", err))
 				}
-				d.cancel() // what still runs (a tools/list, say) would hold Close
-				cancel()   // close the session
 				select {
-				case <-done:
-				case <-fxCtx.Done():
+				case <-served:
+				case <-ctx.Done():
 				}
 				return nil
 			},
 		})
 	})
-}
-
-// untilClosed returns a context that ends with ctx or when done is
-// closed.
-func untilClosed(ctx context.Context, done <-chan struct{}) context.Context {
-	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		defer cancel()
-		select {
-		case <-done:
-		case <-ctx.Done():
-		}
-	}()
-	return ctx
-}
-
-func isClosed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
 }

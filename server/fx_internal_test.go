@@ -11,8 +11,8 @@ import (
 // HTTPOptions.DrainDelay; the delay does not eat into it (a DrainDelay
 // longer than ShutdownTimeout used to leave the calls no time at all).
 // The deadline is read, not waited for.
-func TestStopContextAfterDrainDelay(t *testing.T) {
-	rt := &runtime{opts: Options{ShutdownTimeout: time.Minute}}
+func TestFxStopDeadlineCountsFromDrainDelay(t *testing.T) {
+	a := &appServer{opts: Options{ShutdownTimeout: time.Minute}}
 	for _, tt := range []struct {
 		delay, want time.Duration
 	}{
@@ -21,7 +21,7 @@ func TestStopContextAfterDrainDelay(t *testing.T) {
 		{time.Hour, time.Hour + time.Minute},
 	} {
 		start := time.Now()
-		ctx, cancel := rt.stopContextAfter(context.Background(), tt.delay)
+		ctx, cancel := a.stopContext(context.Background(), tt.delay)
 		deadline, ok := ctx.Deadline()
 		cancel()
 		if got := deadline.Sub(start); !ok || got < tt.want || got > tt.want+time.Minute {
@@ -31,7 +31,7 @@ func TestStopContextAfterDrainDelay(t *testing.T) {
 	// fx's own stop deadline still bounds it.
 	fxCtx, fxCancel := context.WithTimeout(context.Background(), time.Second)
 	defer fxCancel()
-	ctx, cancel := rt.stopContextAfter(fxCtx, time.Hour)
+	ctx, cancel := a.stopContext(fxCtx, time.Hour)
 	defer cancel()
 	if d, _ := ctx.Deadline(); time.Until(d) > time.Second {
 		t.Errorf("the stop deadline %v exceeds fx's", time.Until(d))

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -142,13 +141,6 @@ func TestFxStartFailures(t *testing.T) {
 			opts: []fx.Option{base, server.Tools(otherRegistry("x")), server.HTTP("127.0.0.1:0", server.HTTPOptions{})},
 			want: []string{"Verifier is nil"},
 		},
-		{
-			name: "duplicate hooks",
-			opts: []fx.Option{base, server.Tools(otherRegistry("x")),
-				server.ProvideHook(func() server.Hook { return server.Hook{Name: "h", Middleware: passThrough} }),
-				server.ProvideHook(func() server.Hook { return server.Hook{Name: "h", Middleware: passThrough} })},
-			want: []string{`duplicate hook name "h"`},
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,44 +156,6 @@ func TestFxStartFailures(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func passThrough(next mcp.MethodHandler) mcp.MethodHandler { return next }
-
-func TestFxHooksSorted(t *testing.T) {
-	var (
-		mu    sync.Mutex
-		order []string
-	)
-	hook := func(name string) fx.Option {
-		return server.ProvideHook(func() server.Hook {
-			return server.Hook{Name: name, Middleware: func(next mcp.MethodHandler) mcp.MethodHandler {
-				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-					if method == "tools/call" {
-						mu.Lock()
-						order = append(order, name)
-						mu.Unlock()
-					}
-					return next(ctx, method, req)
-				}
-			}}
-		})
-	}
-	var s *mcp.Server
-	app := fxtest.New(t, fx.NopLogger, server.Module,
-		fx.Supply(server.Options{Authorizer: authz.AllowAll(), Caller: &authz.Caller{Subject: "u"}}, otherDeps{}),
-		server.Tools(otherRegistry("x")),
-		hook("c"), hook("a"), hook("b"),
-		fx.Populate(&s),
-	)
-	app.RequireStart()
-	defer app.RequireStop()
-	call(t, servertest.Connect(t, s, nil, nil), "x", map[string]any{"text": ""})
-	mu.Lock()
-	defer mu.Unlock()
-	if diff := cmp.Diff([]string{"a", "b", "c"}, order); diff != "" {
-		t.Errorf("hook order (-want +got):\n%s", diff)
 	}
 }
 

@@ -20,6 +20,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/quietcancel"
+	"github.com/toolroute/toolroute/internal/sessionclose"
 )
 
 // A TokenVerifier checks a bearer token (without its "Bearer " prefix)
@@ -193,7 +195,7 @@ func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 
 // newHTTPHandler is [HTTPHandler], with what a stateful handler holds
 // open (nil when stateless).
-func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessions, error) {
+func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessionclose.Handler, error) {
 	if s == nil {
 		return nil, nil, errors.New("server: HTTPHandler of a nil *mcp.Server")
 	}
@@ -219,14 +221,13 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessions, e
 		SessionTimeout:               sessionTimeout,
 		MaxRequestBodyBytes:          opts.MaxRequestBodyBytes,
 	})
-	var mcpHandler http.Handler = streamable
-	var open *sessions
+	var mcpHandler http.Handler
+	var open *sessionclose.Handler
 	if !opts.Stateful {
 		mcpHandler = bindCalls(streamable)
 	} else {
-		quiet := quietCancelled(streamable, opts.MaxRequestBodyBytes)
-		open = newSessions(s)
-		mcpHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { open.serve(quiet, w, r) })
+		open = sessionclose.New(s, quietcancel.HTTP(streamable, opts.MaxRequestBodyBytes))
+		mcpHandler = open
 	}
 	bearer := auth.RequireBearerToken(opts.verifier(), &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL:    opts.ResourceMetadataURL,
@@ -244,6 +245,31 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessions, e
 		}
 		mcpHandler.ServeHTTP(w, r.WithContext(authz.WithCaller(r.Context(), anon)))
 	}), open, nil
+}
+
+// errRequestEnded is the cause of a call's context ending because its
+// stateless HTTP request ended (the client went away).
+var errRequestEnded = errors.New("server: the HTTP request of the call ended")
+
+type requestKey struct{}
+
+// bindCalls ties every call a stateless HTTP request carries to the
+// request: when the request ends, the call is cancelled, whatever the
+// protocol version. The SDK does so only for 2026-07-28 requests
+// (StreamableHTTPOptions.PropagateRequestCancellation); a stateless
+// 2025 request's answer can be delivered only on its own request as
+// well, so once the client has gone, nothing is lost by stopping.
+func bindCalls(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, r.Context())))
+	})
+}
+
+// boundRequest returns the context of the stateless HTTP request a call
+// came in, or nil.
+func boundRequest(ctx context.Context) context.Context {
+	rc, _ := ctx.Value(requestKey{}).(context.Context)
+	return rc
 }
 
 // verifier adapts o.Verifier to the SDK: the caller travels in the
@@ -291,7 +317,7 @@ type HTTPServer struct {
 	handler  http.Handler
 	drain    *drain
 	draining atomic.Bool
-	sessions *sessions // stateful: what to end at Shutdown; else nil
+	sessions *sessionclose.Handler // stateful: what to end at Shutdown; else nil
 
 	mu     sync.Mutex
 	closed bool // Shutdown was called: Serve refuses
@@ -435,7 +461,7 @@ func (h *HTTPServer) Shutdown(ctx context.Context) error {
 	srv, served := h.srv, h.served
 	h.mu.Unlock()
 	if h.sessions != nil {
-		h.sessions.stopOpening()
+		h.sessions.StopOpening()
 	}
 	shut := make(chan error, 1)
 	if srv != nil {
@@ -444,21 +470,25 @@ func (h *HTTPServer) Shutdown(ctx context.Context) error {
 		shut <- nil
 	}
 	// Calls run in requests, and in stateful sessions outside any.
-	err := h.drain.wait(ctx)
+	h.drain.Close()
+	err := h.drain.Wait(ctx)
+	if err != nil {
+		h.drain.Abort()
+	}
 	// A stateful session's standalone stream never ends on its own, and
 	// a client whose stream ends reconnects it, or gives up the session
 	// with every call in flight: end it once the calls are answered.
 	if h.sessions != nil {
-		h.sessions.waitRequests(ctx)
-		h.sessions.endStreams()
+		h.sessions.WaitRequests(ctx)
+		h.sessions.EndStreams()
 	}
 	if serr := <-shut; err == nil {
 		err = serr
 	}
 	// Whatever still runs (requests other than calls, past ctx) ends now.
-	h.drain.cancel()
+	h.drain.Abort()
 	if h.sessions != nil {
-		h.sessions.closeAll(ctx)
+		h.sessions.CloseAll(ctx)
 	}
 	if srv != nil {
 		if err != nil {

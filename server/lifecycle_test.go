@@ -176,12 +176,12 @@ func connectHTTP(t *testing.T, s *mcp.Server, c *mcp.Client, version string, opt
 	return servertest.ConnectHTTP(t, hs.URL(), secretToken, &servertest.Options{ProtocolVersion: version, Client: c})
 }
 
-// connectStdio serves s with ServeIO over pipes until the test ends.
+// connectStdio serves s with StdioServer.Serve over pipes until the test ends.
 func connectStdio(t *testing.T, s *mcp.Server, c *mcp.Client, version string) *mcp.ClientSession {
 	t.Helper()
 	sr, sw, ct := pipes()
 	served := make(chan error, 1)
-	go func() { served <- server.ServeIO(context.Background(), s, sr, sw) }()
+	go func() { served <- server.NewStdioServer(s, sr, sw).Serve(context.Background()) }()
 	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +189,7 @@ func connectStdio(t *testing.T, s *mcp.Server, c *mcp.Client, version string) *m
 	t.Cleanup(func() {
 		cs.Close()
 		if err := <-served; err != nil {
-			t.Errorf("ServeIO = %v", err)
+			t.Errorf("Serve = %v", err)
 		}
 	})
 	return cs
@@ -494,7 +494,7 @@ func TestCancellationStdioWire(t *testing.T) {
 			wire := &lineLog{}
 			ct.Reader = wire.tee(ct.Reader)
 			served := make(chan error, 1)
-			go func() { served <- server.ServeIO(context.Background(), s, sr, sw) }()
+			go func() { served <- server.NewStdioServer(s, sr, sw).Serve(context.Background()) }()
 			c, _ := progressClient()
 			cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 			if err != nil {
@@ -515,7 +515,7 @@ func TestCancellationStdioWire(t *testing.T) {
 			callProgress(t, cs, "steps", nil, stepsArgs{N: 1})
 			cs.Close()
 			if err := <-served; err != nil {
-				t.Errorf("ServeIO = %v", err)
+				t.Errorf("Serve = %v", err)
 			}
 			var calls []string
 			for _, l := range wire.lines() {
@@ -576,7 +576,7 @@ func TestCancellationStdioBatch(t *testing.T) {
 	sr, cw := io.Pipe()
 	cr, sw := io.Pipe()
 	served := make(chan error, 1)
-	go func() { served <- server.ServeIO(context.Background(), s, sr, sw) }()
+	go func() { served <- server.NewStdioServer(s, sr, sw).Serve(context.Background()) }()
 	lines := make(chan string, 16)
 	go func() {
 		defer close(lines)
@@ -613,7 +613,7 @@ func TestCancellationStdioBatch(t *testing.T) {
 	}
 	cw.Close()
 	if err := <-served; err != nil {
-		t.Errorf("ServeIO = %v", err)
+		t.Errorf("Serve = %v", err)
 	}
 	for range lines {
 	}

@@ -374,11 +374,11 @@ func (h *hookRecord) hook(name string, panics bool) mcp.Middleware {
 	}
 }
 
-// TestMatrixHooks: Options.Middleware and the fx hook group run, in this
-// order, before every dispatch of a visible tool's call (after the caller
+// TestMiddlewareOrderAndPanics: Options.Middleware run, in their order,
+// before every dispatch of a visible tool's call (after the caller
 // is known and authorization checked); OnError receives every recovered
 // panic: a tool's, a hook's on tools/call, a hook's on another method.
-func TestMatrixHooks(t *testing.T) {
+func TestMiddlewareOrderAndPanics(t *testing.T) {
 	for _, m := range mCombos {
 		t.Run(m.name, func(t *testing.T) {
 			rec := &hookRecord{}
@@ -386,12 +386,11 @@ func TestMatrixHooks(t *testing.T) {
 			app := fxtest.New(t, fx.NopLogger, server.Module,
 				fx.Supply(server.Options{
 					Authorizer: adminOnly{},
-					Middleware: []mcp.Middleware{rec.hook("opt", false)},
+					Middleware: []mcp.Middleware{rec.hook("opt", false), rec.hook("fx", true)},
 					OnError:    rec.onError,
 				}, newDeps("fx")),
 				server.Tools(testRegistry()),
 				thingsService(nil),
-				server.ProvideHook(func() server.Hook { return server.Hook{Name: "fx", Middleware: rec.hook("fx", true)} }),
 				fx.Populate(&s),
 			)
 			app.RequireStart()

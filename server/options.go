@@ -103,7 +103,8 @@ type Options struct {
 	WarmTimeout time.Duration
 	// ShutdownTimeout bounds how long in-flight calls may run after a
 	// transport stops accepting new ones (fx only; HTTPServer.Shutdown
-	// and ServeIO take a context instead); then they are cancelled. 0
+	// and StdioServer.Shutdown take a context instead); then they are
+	// cancelled. 0
 	// selects 10 seconds, further bounded by fx's stop timeout.
 	ShutdownTimeout time.Duration
 }

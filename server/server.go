@@ -42,7 +42,7 @@ var ErrShuttingDown = errors.New("server: shutting down")
 //  1. panic recovery, and caller resolution: over HTTP the caller comes
 //     from the token verified by [HTTPHandler]; on other transports from
 //     the context given to Connect, else [Options.Caller]. Served by
-//     [HTTPServer], [ServeIO] or [StdioIO], every request (not only
+//     [HTTPServer], [StdioServer] or [StdioIO], every request (not only
 //     tools/call) also has its context cancelled, with cause
 //     [ErrShuttingDown], when a shutdown gives up waiting;
 //  2. for tools/call: the per-call deadline ([Options.CallTimeout]),
@@ -64,7 +64,7 @@ var ErrShuttingDown = errors.New("server: shutting down")
 //  5. [Options.Middleware], in order.
 //
 // The returned server can be served over several transports at once
-// ([HTTPHandler], [ServeIO], in-memory) and keeps no per-request state.
+// ([HTTPHandler], [StdioServer], in-memory) and keeps no per-request state.
 func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	if opts.Authorizer == nil {
 		return nil, errors.New("server: Options.Authorizer is nil: set an authorizer (an authz.Policy, authz.ProxyAuth, ...), or authz.AllowAll() to allow every caller everything explicitly")
@@ -210,7 +210,7 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			var cancel context.CancelCauseFunc
 			ctx, cancel = context.WithCancelCause(ctx)
 			defer cancel(nil)
-			defer context.AfterFunc(d.hard, func() { cancel(ErrShuttingDown) })()
+			defer context.AfterFunc(d.Aborted(), func() { cancel(ErrShuttingDown) })()
 		}
 		if method != "tools/call" {
 			defer c.recoverOther(method, &err)
@@ -255,11 +255,11 @@ func (c *chain) call(ctx context.Context, method string, req *mcp.CallToolReques
 	start := time.Now()
 	name := req.Params.Name
 	if d := drainFrom(ctx); d != nil {
-		if !d.begin() {
+		if !d.Add(req) {
 			c.logCall(ctx, name, caller, OutcomeCancelled, time.Since(start), ErrShuttingDown)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: ErrShuttingDown.Error()}
 		}
-		defer d.end()
+		defer d.Done(req)
 	}
 	if rc := boundRequest(ctx); rc != nil {
 		var cancel context.CancelCauseFunc

@@ -9,45 +9,93 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/internal/inflight"
+	"github.com/toolroute/toolroute/internal/quietcancel"
+	"github.com/toolroute/toolroute/internal/stdioguard"
 )
 
-// ServeStdio serves s over the process's standard input and output (one
-// JSON-RPC message a line) until the client closes its end or ctx is
-// done. Callers are [Options.Caller]. Log to standard error only.
+// ServeStdio serves s over the process's standard input and output until
+// the client closes its end or ctx is done: see [StdioServer.Serve]. Log
+// to standard error only.
 func ServeStdio(ctx context.Context, s *mcp.Server) error {
-	return ServeIO(ctx, s, os.Stdin, os.Stdout)
+	return NewStdioServer(s, os.Stdin, os.Stdout).Serve(ctx)
 }
 
-// ServeIO serves s over one newline-delimited JSON-RPC stream: it reads
-// requests from r and writes responses to w, until the client closes r
-// (ServeIO then returns nil) or ctx is done (in-flight requests are
-// cancelled, the session is closed, and ServeIO returns ctx's error).
-// A line that is not a JSON-RPC message, or a batch that is not valid, is
-// answered with a JSON-RPC error and dropped; the session goes on.
-// Callers are [Options.Caller]. A call the client cancels
-// (notifications/cancelled) has its handler's context cancelled and gets
-// no response. For a graceful stop that lets in-flight calls finish, use
-// [StdioIO] under fx.
-func ServeIO(ctx context.Context, s *mcp.Server, r io.ReadCloser, w io.WriteCloser) error {
-	d := newDrain()
-	stop := context.AfterFunc(ctx, d.cancel)
-	defer stop()
-	return serveIO(ctx, s, stdioTransport(r, w), d)
+// StdioServer serves an MCP server over one newline-delimited JSON-RPC
+// stream, usually standard input and output. Callers are
+// [Options.Caller].
+//
+// A line that is not a JSON-RPC message, or a batch that is not valid (or
+// comes from a client of protocol 2025-06-18 or later, which has no
+// batches), is answered with a JSON-RPC error and dropped; the session
+// goes on. A call the client cancels (notifications/cancelled) has its
+// handler's context cancelled and gets no response. When the client
+// closes its input, the answers to the calls it sent are still written.
+//
+// It must be created with [NewStdioServer], and serves once.
+type StdioServer struct {
+	server    *mcp.Server
+	transport mcp.Transport
+	calls     *drain                        // the tool calls, as the middleware sees them
+	read      *inflight.Tracker[jsonrpc.ID] // the calls read and not yet answered
+
+	stop     chan struct{} // closed by Shutdown: close the session
+	stopOnce sync.Once
+	served   context.Context // done when Serve returns
+	finish   context.CancelFunc
+
+	mu      sync.Mutex
+	serving bool // Serve was called
+	shut    bool // Shutdown was called
 }
 
-// serveIO serves until the client leaves or ctx is done; then it closes
-// the session. The SDK's session Close drops the responses of calls still
-// in flight: stop gracefully by waiting for a [countingTransport] first.
-func serveIO(ctx context.Context, s *mcp.Server, t mcp.Transport, d *drain) error {
-	if s == nil {
-		return errors.New("server: ServeIO of a nil *mcp.Server")
+// NewStdioServer returns a server of s that reads requests from r and
+// writes responses to w.
+func NewStdioServer(s *mcp.Server, r io.ReadCloser, w io.WriteCloser) *StdioServer {
+	read := inflight.New[jsonrpc.ID]()
+	g := stdioguard.New(r, w, read)
+	qr, qw := quietcancel.Stdio(g.Reader(), g.Writer(), read)
+	served, finish := context.WithCancel(context.Background())
+	return &StdioServer{
+		server:    s,
+		transport: &mcp.IOTransport{Reader: qr, Writer: qw},
+		calls:     newDrain(),
+		read:      read,
+		stop:      make(chan struct{}),
+		served:    served,
+		finish:    finish,
 	}
-	ss, err := s.Connect(withDrain(ctx, d), t, nil)
+}
+
+// Serve serves until the client closes its input (Serve then returns
+// nil), [StdioServer.Shutdown] is called (nil too), or ctx is done:
+// requests in flight are then cancelled (their context's cause is
+// [ErrShuttingDown]), the session is closed, and Serve returns ctx's
+// error.
+func (ss *StdioServer) Serve(ctx context.Context) error {
+	if ss.server == nil {
+		return errors.New("server: StdioServer of a nil *mcp.Server")
+	}
+	ss.mu.Lock()
+	switch {
+	case ss.serving:
+		ss.mu.Unlock()
+		return errors.New("server: StdioServer served twice")
+	case ss.shut:
+		ss.mu.Unlock()
+		return errors.New("server: StdioServer served after Shutdown")
+	}
+	ss.serving = true
+	ss.mu.Unlock()
+	defer ss.finish()
+	defer context.AfterFunc(ctx, ss.calls.Abort)()
+	session, err := ss.server.Connect(withDrain(ctx, ss.calls), ss.transport, nil)
 	if err != nil {
 		return err
 	}
 	waited := make(chan error, 1)
-	go func() { waited <- ss.Wait() }()
+	go func() { waited <- session.Wait() }()
 	select {
 	case err := <-waited:
 		if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe)) {
@@ -56,88 +104,52 @@ func serveIO(ctx context.Context, s *mcp.Server, t mcp.Transport, d *drain) erro
 		}
 		return err
 	case <-ctx.Done():
-		d.close()
-		ss.Close()
+		ss.calls.Close()
+		session.Close()
 		<-waited
 		return ctx.Err()
-	}
-}
-
-// countingTransport wraps a transport's connection to follow the calls
-// read and not yet answered, so that a graceful stop can wait until every
-// in-flight call's response is written before it closes the session.
-//
-// It follows their ids, not their number: the SDK drops, unanswered, a
-// request whose id is that of a call in flight.
-//
-// The wrapper hides the connection's unexported methods from the SDK;
-// for an io connection that only disables the SDK's refusal of JSON-RPC
-// batches from clients of protocol 2025-06-18 and later.
-type countingTransport struct {
-	base mcp.Transport
-
-	mu      sync.Mutex
-	pending map[jsonrpc.ID]struct{} // calls read and not yet answered
-	zero    chan struct{}           // if non-nil, closed when pending empties
-}
-
-func (t *countingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.base.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &countingConn{Connection: c, t: t}, nil
-}
-
-// answered waits until every call read so far is answered, or ctx is
-// done.
-func (t *countingTransport) answered(ctx context.Context) error {
-	t.mu.Lock()
-	if len(t.pending) == 0 {
-		t.mu.Unlock()
+	case <-ss.stop:
+		session.Close()
+		<-waited
 		return nil
 	}
-	if t.zero == nil {
-		t.zero = make(chan struct{})
+}
+
+// Shutdown stops the server gracefully: it refuses new tool calls (they
+// fail with [ErrShuttingDown]), waits until every call read is answered,
+// then cancels whatever request still runs, closes the session and waits
+// for [StdioServer.Serve] to return. When ctx is done first, the requests
+// still running are cancelled (their context's cause is
+// [ErrShuttingDown]), the session is closed once they return, and
+// Shutdown returns ctx's error at once, even if a handler ignores its
+// context. A client that left first leaves nothing to wait for.
+func (ss *StdioServer) Shutdown(ctx context.Context) error {
+	ss.calls.Close()
+	ss.mu.Lock()
+	serving := ss.serving
+	ss.shut = true
+	ss.mu.Unlock()
+	if !serving {
+		return nil
 	}
-	zero := t.zero
-	t.mu.Unlock()
+	wait, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(ss.served, cancel)()
+	err := ss.read.Wait(wait)
+	ended := ss.served.Err() != nil
+	// What still runs (a tools/list, say) would hold the session's Close.
+	ss.calls.Abort()
+	ss.stopOnce.Do(func() { close(ss.stop) })
+	switch {
+	case ended:
+		return nil
+	case err != nil:
+		return err
+	}
 	select {
-	case <-zero:
+	case <-ss.served.Done():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-type countingConn struct {
-	mcp.Connection
-	t *countingTransport
-}
-
-func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
-		c.t.mu.Lock()
-		if c.t.pending == nil {
-			c.t.pending = map[jsonrpc.ID]struct{}{}
-		}
-		c.t.pending[req.ID] = struct{}{}
-		c.t.mu.Unlock()
-	}
-	return m, err
-}
-
-func (c *countingConn) Write(ctx context.Context, m jsonrpc.Message) error {
-	err := c.Connection.Write(ctx, m)
-	if resp, ok := m.(*jsonrpc.Response); ok {
-		c.t.mu.Lock()
-		delete(c.t.pending, resp.ID)
-		if len(c.t.pending) == 0 && c.t.zero != nil {
-			close(c.t.zero)
-			c.t.zero = nil
-		}
-		c.t.mu.Unlock()
-	}
-	return err
 }

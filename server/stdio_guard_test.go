@@ -17,9 +17,9 @@ import (
 	"github.com/toolroute/toolroute/server"
 )
 
-// rawStdio serves a test server over ServeIO, writes lines as a client
+// rawStdio serves a test server over StdioServer.Serve, writes lines as a client
 // would (then closes its input), and returns every message the server
-// wrote until it ended (a batch's answers one by one), with ServeIO's
+// wrote until it ended (a batch's answers one by one), with Serve's
 // error.
 func rawStdio(t *testing.T, lines ...string) ([]map[string]any, error) {
 	t.Helper()
@@ -51,15 +51,15 @@ func rawStdio(t *testing.T, lines ...string) ([]map[string]any, error) {
 	return got, <-served
 }
 
-// serveRawIO serves s with ServeIO over pipes: a raw client writes to in
-// and reads the server's output from out; served yields ServeIO's error
+// serveRawIO serves s with StdioServer.Serve over pipes: a raw client writes to in
+// and reads the server's output from out; served yields Serve's error
 // once the server's output is closed.
 func serveRawIO(s *mcp.Server) (in *io.PipeWriter, out *io.PipeReader, served <-chan error) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := server.ServeIO(context.Background(), s, inR, outW)
+		err := server.NewStdioServer(s, inR, outW).Serve(context.Background())
 		outW.Close()
 		done <- err
 	}()
@@ -115,7 +115,7 @@ func TestStdioBadLines(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"method":"ping"}`, // last line, no newline
 	)
 	if err != nil {
-		t.Fatalf("ServeIO = %v, want nil after the client closed its input", err)
+		t.Fatalf("Serve = %v, want nil after the client closed its input", err)
 	}
 	ids := byID(resps)
 	var nulls []float64
@@ -152,7 +152,7 @@ func TestStdioAnswersBeforeEOF(t *testing.T) {
 	}
 	resps, err := rawStdio(t, lines...)
 	if err != nil {
-		t.Fatalf("ServeIO = %v", err)
+		t.Fatalf("Serve = %v", err)
 	}
 	ids := byID(resps)
 	if _, ok := ids[`"init"`]["result"]; !ok {
@@ -171,7 +171,7 @@ func TestStdioOverlongLine(t *testing.T) {
 	long := `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("a", mcp.DefaultMaxLineLength) + `"}}` + "\n"
 	resps, err := rawStdio(t, initLine, long, `{"jsonrpc":"2.0","id":10,"method":"ping"}`+"\n")
 	if err != nil {
-		t.Fatalf("ServeIO = %v", err)
+		t.Fatalf("Serve = %v", err)
 	}
 	ids := byID(resps)
 	if got := errorCode(ids["null"]); got != -32700 {
@@ -187,12 +187,12 @@ func TestStdioOverlongLine(t *testing.T) {
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
-// wireStdio serves a test server with deps d over ServeIO, as rawStdio
+// wireStdio serves a test server with deps d over StdioServer.Serve, as rawStdio
 // does, but line by line: send writes as the client, next returns the
 // answers on the server's next line (one, or a batch's), failing the test
 // if the server has stopped writing (or writes nothing before hangGuard:
 // a failure that would otherwise hang), and end closes the client's input
-// and returns ServeIO's error.
+// and returns Serve's error.
 func wireStdio(t *testing.T, d *deps) (send func(string), next func() []map[string]any, end func() error) {
 	t.Helper()
 	inW, outR, served := serveRawIO(newTestServer(t, server.Options{Caller: &authz.Caller{Subject: "local", Roles: []string{"viewer"}}}, d))
@@ -261,7 +261,7 @@ func TestStdioMalformedBatch(t *testing.T) {
 		t.Run(bad, func(t *testing.T) {
 			resps, err := rawStdio(t, initLine, bad+"\n", `{"jsonrpc":"2.0","id":10,"method":"ping"}`+"\n")
 			if err != nil {
-				t.Errorf("ServeIO = %v, want nil (the session survives a bad batch)", err)
+				t.Errorf("Serve = %v, want nil (the session survives a bad batch)", err)
 			}
 			ids := byID(resps)
 			if got := errorCode(ids["null"]); got != -32600 {
@@ -309,7 +309,7 @@ func TestStdioBatchReusesInFlightID(t *testing.T) {
 				t.Errorf("the call in flight's answer = %v, want its result", got)
 			}
 			if err := end(); err != nil {
-				t.Errorf("ServeIO = %v, want nil", err)
+				t.Errorf("Serve = %v, want nil", err)
 			}
 		})
 	}
@@ -329,7 +329,7 @@ func TestStdioBatchWithNotifications(t *testing.T) {
 		`[`+cancelNothing+`]`+"\n",
 		`{"jsonrpc":"2.0","id":7,"method":"ping"}`+"\n")
 	if err != nil {
-		t.Errorf("ServeIO = %v, want nil", err)
+		t.Errorf("Serve = %v, want nil", err)
 	}
 	ids := byID(resps)
 	for _, id := range []string{"5", "6", "7"} {
@@ -344,12 +344,12 @@ func TestStdioBatchWithNotifications(t *testing.T) {
 // session at anything but a newline after a message.
 func TestStdioTrailingWhitespace(t *testing.T) {
 	for _, tail := range []string{" ", "\t", " \t\r"} {
-		resps, err := rawStdio(t, initLine,
+		resps, err := rawStdio(t, batchInit,
 			`{"jsonrpc":"2.0","id":9,"method":"ping"}`+tail+"\n",
 			`  [{"jsonrpc":"2.0","id":10,"method":"ping"}]`+tail+"\n",
 			`{"jsonrpc":"2.0","id":11,"method":"ping"}`+tail)
 		if err != nil {
-			t.Errorf("tail %q: ServeIO = %v, want nil", tail, err)
+			t.Errorf("tail %q: Serve = %v, want nil", tail, err)
 		}
 		ids := byID(resps)
 		for _, id := range []string{"9", "10", "11"} {

@@ -26,7 +26,7 @@ func TestServeIO(t *testing.T) {
 	s := newTestServer(t, server.Options{Caller: &authz.Caller{Subject: "local", Roles: []string{"viewer"}}}, d)
 	sr, sw, ct := pipes()
 	served := make(chan error, 1)
-	go func() { served <- server.ServeIO(context.Background(), s, sr, sw) }()
+	go func() { served <- server.NewStdioServer(s, sr, sw).Serve(context.Background()) }()
 
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
 	if err != nil {
@@ -40,7 +40,7 @@ func TestServeIO(t *testing.T) {
 	}
 	cs.Close()
 	if err := <-served; err != nil {
-		t.Errorf("ServeIO after the client closed = %v, want nil", err)
+		t.Errorf("Serve after the client closed = %v, want nil", err)
 	}
 }
 
@@ -56,14 +56,14 @@ func TestServeIOCancel(t *testing.T) {
 		t.Errorf("in-flight call's cause = %v, want ErrShuttingDown", cause)
 	}
 	if err := <-served; !errors.Is(err, context.Canceled) {
-		t.Errorf("ServeIO = %v, want context.Canceled", err)
+		t.Errorf("Serve = %v, want context.Canceled", err)
 	}
 }
 
-// TestServeIOCancelsHungRequest: when ServeIO's context ends, every
+// TestServeIOCancelsHungRequest: when Serve's context ends, every
 // request in flight is cancelled with cause ErrShuttingDown, not only
 // tool calls: a tools/list whose authorizer waits on its context ends,
-// and ServeIO returns the context's error. Closing the session waits for
+// and Serve returns the context's error. Closing the session waits for
 // its handlers, which the SDK runs on a context nothing else cancels.
 func TestServeIOCancelsHungRequest(t *testing.T) {
 	a := newHangingLists(true)
@@ -77,25 +77,25 @@ func TestServeIOCancelsHungRequest(t *testing.T) {
 	select {
 	case err := <-served:
 		if !errors.Is(err, context.Canceled) {
-			t.Errorf("ServeIO = %v, want context.Canceled", err)
+			t.Errorf("Serve = %v, want context.Canceled", err)
 		}
 	case <-time.After(hangGuard):
 		a.unblock()
 		<-served
-		t.Fatal("ServeIO did not return after its context ended")
+		t.Fatal("Serve did not return after its context ended")
 	}
 	if cause := <-a.causes; !errors.Is(cause, server.ErrShuttingDown) {
 		t.Errorf("the listing's context ended with %v, want ErrShuttingDown", cause)
 	}
 }
 
-// serveIOClient serves s with ServeIO(ctx) over pipes to a client, closed
-// when the test ends; served yields ServeIO's error.
+// serveIOClient serves s with StdioServer.Serve(ctx) over pipes to a client, closed
+// when the test ends; served yields Serve's error.
 func serveIOClient(t *testing.T, ctx context.Context, s *mcp.Server) (*mcp.ClientSession, <-chan error) {
 	t.Helper()
 	sr, sw, ct := pipes()
 	served := make(chan error, 1)
-	go func() { served <- server.ServeIO(ctx, s, sr, sw) }()
+	go func() { served <- server.NewStdioServer(s, sr, sw).Serve(ctx) }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,9 @@
-package server
+package quietcancel
 
 import (
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -38,8 +39,8 @@ func TestBatchSpotter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := &cancelState{}
-			b := &batchSpotter{ReadCloser: &chunkReader{chunks: append([]string(nil), tt.chunks...)}, st: st}
+			var batches atomic.Bool
+			b := &batchSpotter{ReadCloser: &chunkReader{chunks: append([]string(nil), tt.chunks...)}, batches: &batches}
 			data, err := io.ReadAll(b)
 			if err != nil {
 				t.Fatal(err)
@@ -47,7 +48,7 @@ func TestBatchSpotter(t *testing.T) {
 			if string(data) != strings.Join(tt.chunks, "") {
 				t.Errorf("read %q, want the input unchanged", data)
 			}
-			if got := st.batches.Load(); got != tt.want {
+			if got := batches.Load(); got != tt.want {
 				t.Errorf("batch spotted = %v, want %v", got, tt.want)
 			}
 		})

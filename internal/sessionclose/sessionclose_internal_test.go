@@ -1,4 +1,4 @@
-package server
+package sessionclose
 
 import (
 	"net/http"
@@ -7,33 +7,28 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/toolroute/toolroute/authz"
 )
 
-// TestSessionsBounded: the stateful handler remembers the sessions it
-// opened so that Shutdown can close them; sessions that ended without it
-// (DELETE here, idle expiry likewise) are dropped, so what it remembers
-// stays proportional to the live sessions, and closeAll closes exactly
-// those.
-func TestSessionsBounded(t *testing.T) {
-	s, err := New(Options{Authorizer: authz.AllowAll()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, open, err := newHTTPHandler(s, HTTPOptions{
-		Stateful: true,
-		Verifier: StaticTokens(map[string]authz.Caller{"tok": {Subject: "alice"}}),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+// statefulHandler returns a Handler over a stateful SDK handler of a new
+// server.
+func statefulHandler() (*mcp.Server, *Handler) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	h := New(s, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	return s, h
+}
+
+// TestRemembersOnlyLiveSessions: the handler remembers the sessions it
+// opened so that a shutdown can close them; sessions that ended without
+// it (DELETE here, idle expiry likewise) are dropped, so what it
+// remembers stays proportional to the live sessions, and CloseAll closes
+// exactly those.
+func TestRemembersOnlyLiveSessions(t *testing.T) {
+	s, h := statefulHandler()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	send := func(method, session, body string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer tok")
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if session != "" {
@@ -62,9 +57,9 @@ func TestSessionsBounded(t *testing.T) {
 			t.Fatalf("DELETE: status %d", resp.StatusCode)
 		}
 	}
-	open.mu.Lock()
-	remembered := len(open.ids)
-	open.mu.Unlock()
+	h.mu.Lock()
+	remembered := len(h.ids)
+	h.mu.Unlock()
 	if remembered > 2*64 {
 		t.Errorf("remembers %d sessions with %d live", remembered, len(kept))
 	}
@@ -89,34 +84,31 @@ func TestSessionsBounded(t *testing.T) {
 	if got := live(); len(got) != len(kept)+1 {
 		t.Fatalf("live sessions %q, want the %d kept and the in-memory one", got, len(kept))
 	}
-	open.closeAll(t.Context())
+	h.CloseAll(t.Context())
 	if got := live(); len(got) != 1 || got[0] != other.ID() {
-		t.Errorf("after closeAll: live sessions %q, want only the in-memory one", got)
+		t.Errorf("after CloseAll: live sessions %q, want only the in-memory one", got)
 	}
 	if err := cs.Ping(t.Context(), nil); err != nil {
-		t.Errorf("the in-memory session after closeAll: %v", err)
+		t.Errorf("the in-memory session after CloseAll: %v", err)
 	}
 }
 
-// TestSessionsForgetEndedStreams: a standalone GET stream that ended is
+// TestForgetsEndedStreams: a standalone GET stream that ended is
 // forgotten; otherwise every stream a long-running stateful server ever
-// served would stay in ss.streams, with its *http.Request (headers, the
+// served would stay in h.streams, with its *http.Request (headers, the
 // bearer token).
-func TestSessionsForgetEndedStreams(t *testing.T) {
-	s, err := New(Options{Authorizer: authz.AllowAll()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss := newSessions(s)
+func TestForgetsEndedStreams(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
 	ended := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}) // the stream ends at once
+	h := New(s, ended)
 	for range 3 {
 		req := httptest.NewRequest(http.MethodGet, "/mcp", nil)
 		req.Header.Set("Authorization", "Bearer secret")
-		ss.serve(ended, httptest.NewRecorder(), req)
+		h.ServeHTTP(httptest.NewRecorder(), req)
 	}
-	ss.mu.Lock()
-	n := len(ss.streams)
-	ss.mu.Unlock()
+	h.mu.Lock()
+	n := len(h.streams)
+	h.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d ended streams still tracked, want 0", n)
 	}
