@@ -326,3 +326,57 @@ func TestFxStdioStopAfterReusedID(t *testing.T) {
 	for range lines {
 	}
 }
+
+// TestFxStdioRefusesBatchesFrom20250618: under fx stdio, a client of
+// protocol 2025-06-18 or later (which has no JSON-RPC batches) gets a
+// -32600 answer to a batch, and the session goes on; the batch's call is
+// never run. A client of 2025-03-26 still has its batches served.
+func TestFxStdioRefusesBatchesFrom20250618(t *testing.T) {
+	for _, tt := range []struct {
+		version string
+		batches bool
+	}{
+		{"2025-06-18", false},
+		{"2025-11-25", false},
+		{"2025-03-26", true},
+	} {
+		t.Run(tt.version, func(t *testing.T) {
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			app := fxtest.New(t, fx.NopLogger, server.Module,
+				fx.Supply(server.Options{Authorizer: authz.AllowAll(), Caller: &authz.Caller{Subject: "local"}}, newDeps("stdio")),
+				server.Tools(testRegistry()), thingsService(nil), server.StdioIO(inR, outW))
+			app.RequireStart()
+			lines := scanLines(outR)
+			io.WriteString(inW, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"`+tt.version+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+			<-lines
+			io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+			io.WriteString(inW, `[{"jsonrpc":"2.0","id":7,"method":"ping"}]`+"\n")
+			io.WriteString(inW, `{"jsonrpc":"2.0","id":8,"method":"ping"}`+"\n")
+			var got []string
+			for len(got) < 2 {
+				l, ok := <-lines
+				if !ok {
+					t.Fatalf("the session ended; answers: %q", got)
+				}
+				got = append(got, l)
+			}
+			all := strings.Join(got, "\n")
+			if !strings.Contains(all, `"id":8`) {
+				t.Errorf("ping 8 after the batch unanswered: %q", got)
+			}
+			refused := strings.Contains(all, `"code":-32600`) && strings.Contains(all, `"id":null`)
+			answered := strings.Contains(all, `"id":7`)
+			if tt.batches && (refused || !answered) {
+				t.Errorf("a %s client's batch: %q, want it served", tt.version, got)
+			}
+			if !tt.batches && (!refused || answered) {
+				t.Errorf("a %s client's batch: %q, want a -32600 answer with a null id, and no ping 7 result", tt.version, got)
+			}
+			inW.Close()
+			app.RequireStop()
+			for range lines {
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ func pipes() (sr io.ReadCloser, sw io.WriteCloser, client *mcp.IOTransport) {
 	return sr, sw, &mcp.IOTransport{Reader: cr, Writer: cw}
 }
 
-func TestServeIO(t *testing.T) {
+func TestStdioServeUntilClientLeaves(t *testing.T) {
 	d := newDeps("stdio")
 	s := newTestServer(t, server.Options{Caller: &authz.Caller{Subject: "local", Roles: []string{"viewer"}}}, d)
 	sr, sw, ct := pipes()
@@ -44,7 +45,7 @@ func TestServeIO(t *testing.T) {
 	}
 }
 
-func TestServeIOCancel(t *testing.T) {
+func TestStdioServeContextCancelsCalls(t *testing.T) {
 	d := newDeps("stdio")
 	s := newTestServer(t, server.Options{Caller: &authz.Caller{Subject: "local"}}, d)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -60,12 +61,12 @@ func TestServeIOCancel(t *testing.T) {
 	}
 }
 
-// TestServeIOCancelsHungRequest: when Serve's context ends, every
+// TestStdioServeContextCancelsEveryRequest: when Serve's context ends, every
 // request in flight is cancelled with cause ErrShuttingDown, not only
 // tool calls: a tools/list whose authorizer waits on its context ends,
 // and Serve returns the context's error. Closing the session waits for
 // its handlers, which the SDK runs on a context nothing else cancels.
-func TestServeIOCancelsHungRequest(t *testing.T) {
+func TestStdioServeContextCancelsEveryRequest(t *testing.T) {
 	a := newHangingLists(true)
 	defer a.unblock()
 	s := newTestServer(t, server.Options{Authorizer: a, Caller: &authz.Caller{Subject: "local"}}, newDeps("a"))
@@ -102,4 +103,94 @@ func serveIOClient(t *testing.T, ctx context.Context, s *mcp.Server) (*mcp.Clien
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs, served
+}
+
+// stdioServerClient starts a StdioServer of s over pipes, and connects a
+// client to it; served yields Serve's error.
+func stdioServerClient(t *testing.T, s *mcp.Server) (*server.StdioServer, *mcp.ClientSession, <-chan error) {
+	t.Helper()
+	sr, sw, ct := pipes()
+	ss := server.NewStdioServer(s, sr, sw)
+	served := make(chan error, 1)
+	go func() { served <- ss.Serve(context.Background()) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return ss, cs, served
+}
+
+// TestStdioServerShutdownWaitsForCalls: without fx, Shutdown refuses new
+// calls, lets the call in flight finish and be answered, and then ends
+// Serve.
+func TestStdioServerShutdownWaitsForCalls(t *testing.T) {
+	d := newDeps("stdio")
+	ss, cs, served := stdioServerClient(t, newTestServer(t, server.Options{Caller: &authz.Caller{Subject: "local"}}, d))
+	result := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
+		if err != nil {
+			t.Errorf("in-flight call: %v", err)
+		}
+		result <- res
+	}()
+	<-d.started
+	shut := make(chan error, 1)
+	go func() { shut <- ss.Shutdown(context.Background()) }()
+	// A call after Shutdown began is refused.
+	for {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+		if err != nil {
+			if !strings.Contains(err.Error(), server.ErrShuttingDown.Error()) {
+				t.Errorf("a call during shutdown: %v, want %v", err, server.ErrShuttingDown)
+			}
+			break
+		}
+		time.Sleep(time.Millisecond) // Shutdown has not begun yet
+	}
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned (%v) with a call in flight", err)
+	default:
+	}
+	close(d.release)
+	if res := <-result; res == nil || structured[waitOut](t, res) != (waitOut{Done: true}) {
+		t.Errorf("in-flight call result = %v", res)
+	}
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown = %v, want nil", err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve after Shutdown = %v, want nil", err)
+	}
+	if err := ss.Serve(context.Background()); err == nil {
+		t.Error("Serve after Shutdown succeeded")
+	}
+}
+
+// TestStdioServerShutdownDeadline: when Shutdown's context ends first,
+// the call in flight is cancelled with cause ErrShuttingDown, Shutdown
+// returns the context's error, and Serve ends.
+func TestStdioServerShutdownDeadline(t *testing.T) {
+	d := newDeps("stdio")
+	ss, cs, served := stdioServerClient(t, newTestServer(t, server.Options{Caller: &authz.Caller{Subject: "local"}}, d))
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
+	<-d.started
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := ss.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Shutdown = %v, want context.DeadlineExceeded", err)
+	}
+	if cause := <-d.causes; !errors.Is(cause, server.ErrShuttingDown) {
+		t.Errorf("in-flight call's cause = %v, want ErrShuttingDown", cause)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve = %v, want nil", err)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("Serve did not return after Shutdown")
+	}
 }
