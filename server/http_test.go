@@ -445,6 +445,15 @@ func waitStatus(t *testing.T, h http.Handler, path string, status int) {
 // succeeds.
 func stopWithCallInFlight(t *testing.T, hs *server.HTTPServer, d *deps, cs *mcp.ClientSession, stop func() error) {
 	t.Helper()
+	callThroughStop(t, d, cs, stop, func() { waitStatus(t, hs.Handler(), "/readyz", http.StatusServiceUnavailable) })
+}
+
+// callThroughStop runs the "wait" tool in cs, calls stop once the call
+// runs, waits for stopping (which tells that the stop has begun), lets
+// the call finish, and checks that the call was answered and stop
+// returned nil.
+func callThroughStop(t *testing.T, d *deps, cs *mcp.ClientSession, stop func() error, stopping func()) {
+	t.Helper()
 	result := make(chan *mcp.CallToolResult, 1)
 	go func() {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
@@ -456,7 +465,7 @@ func stopWithCallInFlight(t *testing.T, hs *server.HTTPServer, d *deps, cs *mcp.
 	<-d.started
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
-	waitStatus(t, hs.Handler(), "/readyz", http.StatusServiceUnavailable)
+	stopping()
 	close(d.release)
 	if res := <-result; res == nil || structured[waitOut](t, res) != (waitOut{Done: true}) {
 		t.Errorf("in-flight call result = %v", res)

@@ -127,40 +127,19 @@ func stdioServerClient(t *testing.T, s *mcp.Server) (*server.StdioServer, *mcp.C
 func TestStdioServerShutdownWaitsForCalls(t *testing.T) {
 	d := newDeps("stdio")
 	ss, cs, served := stdioServerClient(t, newTestServer(t, server.Options{Caller: &authz.Caller{Subject: "local"}}, d))
-	result := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
-		if err != nil {
-			t.Errorf("in-flight call: %v", err)
-		}
-		result <- res
-	}()
-	<-d.started
-	shut := make(chan error, 1)
-	go func() { shut <- ss.Shutdown(context.Background()) }()
-	// A call after Shutdown began is refused.
-	for {
-		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
-		if err != nil {
-			if !strings.Contains(err.Error(), server.ErrShuttingDown.Error()) {
-				t.Errorf("a call during shutdown: %v, want %v", err, server.ErrShuttingDown)
+	callThroughStop(t, d, cs, func() error { return ss.Shutdown(context.Background()) }, func() {
+		// A call after Shutdown began is refused.
+		for {
+			_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+			if err != nil {
+				if !strings.Contains(err.Error(), server.ErrShuttingDown.Error()) {
+					t.Errorf("a call during shutdown: %v, want %v", err, server.ErrShuttingDown)
+				}
+				return
 			}
-			break
+			time.Sleep(time.Millisecond) // Shutdown has not begun yet
 		}
-		time.Sleep(time.Millisecond) // Shutdown has not begun yet
-	}
-	select {
-	case err := <-shut:
-		t.Fatalf("Shutdown returned (%v) with a call in flight", err)
-	default:
-	}
-	close(d.release)
-	if res := <-result; res == nil || structured[waitOut](t, res) != (waitOut{Done: true}) {
-		t.Errorf("in-flight call result = %v", res)
-	}
-	if err := <-shut; err != nil {
-		t.Errorf("Shutdown = %v, want nil", err)
-	}
+	})
 	if err := <-served; err != nil {
 		t.Errorf("Serve after Shutdown = %v, want nil", err)
 	}

@@ -1,14 +1,14 @@
 package quietcancel_test
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/internal/rawstdio"
 )
 
 // TestCanarySDKAnswersCancelledCall demonstrates go-sdk issues #1235 and
@@ -16,8 +16,6 @@ import (
 // (notifications/cancelled) still gets a response. When this test fails
 // (go-sdk PR #1267 or an equivalent landed), delete internal/quietcancel.
 func TestCanarySDKAnswersCancelledCall(t *testing.T) {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
 	s := mcp.NewServer(&mcp.Implementation{Name: "raw", Version: "1"}, nil)
 	started := make(chan struct{})
 	s.AddTool(&mcp.Tool{Name: "wait", InputSchema: map[string]any{"type": "object"}},
@@ -26,35 +24,17 @@ func TestCanarySDKAnswersCancelledCall(t *testing.T) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		})
-	ss, err := s.Connect(context.Background(), &mcp.IOTransport{Reader: inR, Writer: outW}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	lines := make(chan string, 8)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(outR)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	send := func(s string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, s+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	<-lines
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
+	c := rawstdio.Connect(t, s)
+	c.Send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	<-c.Lines
+	c.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.Send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
 	<-started
-	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
+	c.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
 	timeout := time.After(10 * time.Second)
 	for {
 		select {
-		case l := <-lines:
+		case l := <-c.Lines:
 			if strings.Contains(l, `"id":5`) {
 				return // the SDK answered the cancelled call: the defect is there
 			}
