@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -205,27 +206,51 @@ func (q *sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer q.calls.Done(c)
-	q.next.ServeHTTP(&eventWriter{ResponseWriter: w, q: q, call: c}, r)
+	ew := &eventWriter{ResponseWriter: w, q: q, call: c}
+	q.next.ServeHTTP(ew, r)
+	ew.finish()
 }
 
 // eventWriter drops the response to its call, once the call is
-// cancelled, from the call's event stream. The SDK writes each event in
-// one Write (see streamableServerConn's event writing in the SDK's
-// mcp/streamable.go); an event split across writes would be sent.
+// cancelled, from the call's event stream. It keeps an event until its
+// end (a blank line), so it depends on no write boundary; other bodies
+// pass through.
 type eventWriter struct {
 	http.ResponseWriter
-	q    *sessions
-	call call
+	q     *sessions
+	call  call
+	event []byte // the current event, until its end
 }
 
 func (w *eventWriter) Write(p []byte) (int, error) {
-	if w.q.calls.Cancelled(w.call) && isResponseEvent(p, w.call.id) {
-		return len(p), nil
+	if !strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		return w.ResponseWriter.Write(p)
 	}
-	return w.ResponseWriter.Write(p)
+	w.event = append(w.event, p...)
+	for {
+		i := bytes.Index(w.event, []byte("\n\n"))
+		if i < 0 {
+			return len(p), nil
+		}
+		ev := w.event[:i+2]
+		if !w.q.calls.Cancelled(w.call) || !isResponseEvent(ev, w.call.id) {
+			if _, err := w.ResponseWriter.Write(ev); err != nil {
+				return len(p), err
+			}
+		}
+		w.event = w.event[:copy(w.event, w.event[i+2:])]
+	}
 }
 
-// Unwrap lets http.ResponseController flush the stream.
+// finish writes what is left of an event the handler did not end.
+func (w *eventWriter) finish() {
+	if len(w.event) > 0 {
+		w.ResponseWriter.Write(w.event)
+	}
+}
+
+// Unwrap lets http.ResponseController flush the stream. A flush comes
+// after the end of an event, which Write has passed on by then.
 func (w *eventWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // isResponseEvent reports whether the server-sent event p carries the
