@@ -18,10 +18,11 @@ type Tracker[K comparable] struct {
 	abort context.Context
 	stop  context.CancelFunc
 
-	mu      sync.Mutex
-	m       map[K]bool    // in flight; true once cancelled
-	closed  bool          // Close was called: Add refuses
-	changed chan struct{} // if non-nil, closed at the next Cancel or Done
+	mu        sync.Mutex
+	m         map[K]bool    // in flight; true once cancelled
+	cancelled int           // entries of m marked cancelled
+	closed    bool          // Close was called: Add refuses
+	changed   chan struct{} // if non-nil, closed at the next Cancel or Done
 }
 
 // New returns an empty tracker.
@@ -74,8 +75,9 @@ func (t *Tracker[K]) Has(k K) bool {
 func (t *Tracker[K]) Cancel(k K) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.m[k]; ok {
+	if c, ok := t.m[k]; ok && !c {
 		t.m[k] = true
+		t.cancelled++
 		t.changedLocked()
 	}
 }
@@ -99,11 +101,22 @@ func (t *Tracker[K]) Cancelled(k K) bool {
 func (t *Tracker[K]) Done(k K) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.m[k]; !ok {
+	c, ok := t.m[k]
+	if !ok {
 		return
+	}
+	if c {
+		t.cancelled--
 	}
 	delete(t.m, k)
 	t.changedLocked()
+}
+
+// AnyCancelled reports whether an entry in flight is marked cancelled.
+func (t *Tracker[K]) AnyCancelled() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cancelled > 0
 }
 
 // Len returns the number of entries in flight.

@@ -92,15 +92,16 @@ func TestCancelMarks(t *testing.T) {
 		t.Fatal("WaitCancelled returned with an entry neither cancelled nor done")
 	case <-time.After(20 * time.Millisecond):
 	}
-	if !tr.Cancelled(1) {
-		t.Error("Cancelled(1) = false after Cancel")
+	if !tr.Cancelled(1) || !tr.AnyCancelled() {
+		t.Error("Cancelled(1) or AnyCancelled false after Cancel")
 	}
+	tr.Cancel(1) // twice: still one cancelled entry
 	tr.Done(9)
 	if err := <-waited; err != nil {
 		t.Errorf("WaitCancelled = %v", err)
 	}
 	tr.Done(1)
-	if tr.Cancelled(1) {
+	if tr.Cancelled(1) || tr.AnyCancelled() {
 		t.Error("a done entry is still cancelled")
 	}
 }

@@ -63,8 +63,8 @@ func (w *writer) Write(p []byte) (int, error) {
 		}
 		line := w.line[start : start+i+1]
 		start += i + 1
-		if id, ok := responseID(line); ok && !w.batches.Load() && w.calls.Cancelled(id) {
-			w.calls.Done(id)
+		// Only a cancellation makes a line worth reading.
+		if !w.batches.Load() && w.calls.AnyCancelled() && w.dropped(line) {
 			continue
 		}
 		if _, err := w.w.Write(line); err != nil {
@@ -74,6 +74,17 @@ func (w *writer) Write(p []byte) (int, error) {
 	}
 	w.line = w.line[:copy(w.line, w.line[start:])]
 	return len(p), nil
+}
+
+// dropped reports whether line is the response to a cancelled call, and
+// if so removes the call.
+func (w *writer) dropped(line []byte) bool {
+	id, ok := responseID(line)
+	if !ok || !w.calls.Cancelled(id) {
+		return false
+	}
+	w.calls.Done(id)
+	return true
 }
 
 func (w *writer) Close() error { return w.w.Close() }

@@ -291,20 +291,68 @@ func (g *Guard) answer(msg []byte, code int64, text string) {
 
 // written follows one line the SDK wrote: a response ends its call.
 func (g *Guard) written(line []byte) {
-	var msgs []json.RawMessage
 	if len(line) > 0 && line[0] == '[' {
+		var msgs []json.RawMessage
 		if json.Unmarshal(line, &msgs) != nil {
 			return
 		}
-	} else {
-		msgs = []json.RawMessage{line}
+		for _, m := range msgs {
+			if id, ok := responseID(m); ok {
+				g.calls.Done(id)
+			}
+		}
+		return
 	}
-	for _, m := range msgs {
-		msg, err := jsonrpc.DecodeMessage(m)
-		if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
-			g.calls.Done(resp.ID)
+	if id, ok := responseID(line); ok {
+		g.calls.Done(id)
+	}
+}
+
+// responseID returns the id of msg if it is a response. It reads only up
+// to the "result" or "error" key (the SDK writes "jsonrpc" and "id"
+// first), so that a large result is not scanned again.
+func responseID(msg []byte) (jsonrpc.ID, bool) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return jsonrpc.ID{}, false
+	}
+	var id any
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return jsonrpc.ID{}, false
+		}
+		switch key {
+		case "id":
+			if id, err = dec.Token(); err != nil {
+				return jsonrpc.ID{}, false
+			}
+		case "result", "error":
+			if id == nil {
+				// An id after the result: read the whole message.
+				m, err := jsonrpc.DecodeMessage(msg)
+				resp, ok := m.(*jsonrpc.Response)
+				return respID(resp, ok && err == nil)
+			}
+			got, err := jsonrpc.MakeID(id)
+			return got, err == nil && got.IsValid()
+		case "method":
+			return jsonrpc.ID{}, false
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return jsonrpc.ID{}, false
+			}
 		}
 	}
+	return jsonrpc.ID{}, false
+}
+
+func respID(resp *jsonrpc.Response, ok bool) (jsonrpc.ID, bool) {
+	if !ok || !resp.ID.IsValid() {
+		return jsonrpc.ID{}, false
+	}
+	return resp.ID, true
 }
 
 // writer serialises the SDK's writes and the Guard's answers on one
