@@ -320,10 +320,10 @@ type HTTPServer struct {
 	sessions *sessionclose.Handler // stateful: what to end at Shutdown; else nil
 
 	mu     sync.Mutex
-	closed bool // Shutdown was called: Serve refuses
+	closed bool // Shutdown was called: Start refuses
 	srv    *http.Server
 	addr   net.Addr
-	served chan struct{} // closed when Serve returned
+	served chan struct{} // closed when the http.Server's Serve returned
 }
 
 // NewHTTPServer returns an HTTP server for s. It fails as [HTTPHandler]
@@ -370,29 +370,22 @@ func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
 func (h *HTTPServer) Handler() http.Handler { return h.handler }
 
 // Start listens on addr ("127.0.0.1:0" picks a free port; see
-// [HTTPServer.Addr]) and serves in the background until Shutdown. A
-// server cannot be started after Shutdown (see [HTTPServer.Serve]).
+// [HTTPServer.Addr]) and serves in the background until Shutdown. It
+// fails if the server was started already, or if Shutdown was called
+// (the error then wraps [http.ErrServerClosed]). To serve on a listener
+// or a server of your own (TLS, say), serve [HTTPServer.Handler].
 func (h *HTTPServer) Start(addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("server: listen on %s: %w", addr, err)
-	}
-	return h.Serve(ln)
-}
-
-// Serve serves on l in the background until Shutdown. It fails, closing
-// l, if the server was started already, or if Shutdown was called (the
-// error then wraps [http.ErrServerClosed]).
-func (h *HTTPServer) Serve(l net.Listener) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		l.Close()
 		return fmt.Errorf("server: HTTPServer started after Shutdown: %w", http.ErrServerClosed)
 	}
 	if h.srv != nil {
-		l.Close()
 		return errors.New("server: HTTPServer started twice")
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("server: listen on %s: %w", addr, err)
 	}
 	h.srv = &http.Server{Handler: h.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	h.addr = l.Addr()
@@ -443,7 +436,7 @@ func (h *HTTPServer) URL() string {
 // the sessions are closed: a client reconnects to another replica and
 // opens a new session there.
 //
-// Once Shutdown is called, Start and Serve fail.
+// Once Shutdown is called, Start fails.
 func (h *HTTPServer) Shutdown(ctx context.Context) error {
 	h.mu.Lock()
 	h.closed = true

@@ -614,6 +614,31 @@ func TestHTTPStartAfterShutdown(t *testing.T) {
 		t.Errorf("Start after Shutdown = %v, want http.ErrServerClosed; serving on %q", err, hs.Addr())
 		hs.Shutdown(context.Background())
 	}
+	if addr := hs.Addr(); addr != "" {
+		t.Errorf("Start after Shutdown listened on %s", addr)
+	}
+}
+
+// TestHTTPStartTwice: a second Start fails and leaves the first serving.
+func TestHTTPStartTwice(t *testing.T) {
+	s := newTestServer(t, server.Options{}, newDeps("a"))
+	hs, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(testTokens)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer hs.Shutdown(context.Background())
+	if err := hs.Start("127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "started twice") {
+		t.Errorf("second Start = %v, want an error saying it was started twice", err)
+	}
+	waitStatus(t, hs.Handler(), "/healthz", http.StatusOK)
+	resp, err := http.Get("http://" + hs.Addr() + "/healthz")
+	if err != nil {
+		t.Fatalf("the first listener after a second Start: %v", err)
+	}
+	resp.Body.Close()
 }
 
 // TestHTTPNoSessionAfterShutdown: served through Handler() (no Start:
