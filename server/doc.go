@@ -3,7 +3,7 @@
 //
 // # Without fx
 //
-// [New] builds an *mcp.Server from [Installer]s, one per registry
+// [New] builds an *mcp.Server from installers ([Installer]), one per registry
 // ([Install] makes one from a registry and its dependency container):
 //
 //	s, err := server.New(server.Options{Authorizer: policy},

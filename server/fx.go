@@ -28,7 +28,7 @@ const (
 // Module builds the application's MCP server under fx. It needs an
 // [Options] value from the application (fx.Supply(server.Options{...}),
 // or a constructor returning one; middleware goes in
-// [Options.Middleware]), takes [Installer]s from [Tools] and [Service]s
+// [Options.Middleware]), takes each [Installer] from [Tools] and [Service]
 // from [ProvideService], and provides the *mcp.Server. Transports are
 // separate options: [HTTP], [Stdio].
 //

@@ -5,7 +5,7 @@
 // should not answer it (2026-07-28: must not send any further message for
 // it); the client has forgotten the call.
 //
-// [Writer] drops those responses from a stdio connection's output, [HTTP]
+// [Stdio] drops those responses from a stdio connection's output, [HTTP]
 // from a stateful streamable HTTP session's event streams. Both work below
 // the SDK (on bytes and on HTTP), wrapping no SDK connection.
 //
