@@ -78,32 +78,44 @@ func TestGlob(t *testing.T) {
 	}
 }
 
-func TestMemoryBounded(t *testing.T) {
+func TestMemoryAnswersBounded(t *testing.T) {
 	c := newClosures(map[string][]string{"write": {"read"}})
-	m := newMemory(2)
-	m.remember(memoryKey{"p", "t", "s1", "write"}, Allow)
-	m.remember(memoryKey{"p", "t", "s2", "read"}, Deny)
-	if got := m.decide(c, "p", "t", "s1", "read"); got != Allow {
+	ctx := context.Background()
+	m := NewAnswerStore(2).(*memoryAnswers)
+	decide := func(principal, subject, want string) Effect {
+		t.Helper()
+		got, err := m.Recall(ctx, principal, "t", []string{subject})
+		if err != nil || len(got) != 1 {
+			t.Fatalf("Recall = %v, %v", got, err)
+		}
+		return decideRemembered(c, got[0], want)
+	}
+	m.Remember(ctx, []Answer{{"p", "t", "s1", "write", Allow}, {"p", "t", "s2", "read", Deny}})
+	if got := decide("p", "s1", "read"); got != Allow {
 		t.Errorf("allow write decides read: got %v, want allow", got)
 	}
-	if got := m.decide(c, "p", "t", "s2", "write"); got != Deny {
+	if got := decide("p", "s2", "write"); got != Deny {
 		t.Errorf("deny read decides write: got %v, want deny", got)
 	}
-	if got := m.decide(c, "q", "t", "s1", "read"); got != 0 {
+	if got := decide("q", "s1", "read"); got != 0 {
 		t.Errorf("another principal: got %v, want undecided", got)
 	}
-	m.remember(memoryKey{"p", "t", "s3", "read"}, Allow) // forgets s1
+	m.Remember(ctx, []Answer{{"p", "t", "s2", "read", Allow}}) // replaces, forgets nothing
+	if got := decide("p", "s2", "read"); got != Allow || m.len() != 2 {
+		t.Errorf("replaced answer: got %v, len %d; want allow, 2", got, m.len())
+	}
+	m.Remember(ctx, []Answer{{"p", "t", "s3", "read", Allow}}) // forgets s1
 	if m.len() != 2 {
 		t.Errorf("len = %d, want 2", m.len())
 	}
-	if got := m.decide(c, "p", "t", "s1", "read"); got != 0 {
+	if got := decide("p", "s1", "read"); got != 0 {
 		t.Errorf("oldest rule should be forgotten: got %v, want undecided", got)
 	}
-	if got := m.decide(c, "p", "t", "s3", "read"); got != Allow {
+	if got := decide("p", "s3", "read"); got != Allow {
 		t.Errorf("newest rule: got %v, want allow", got)
 	}
-	off := newMemory(-1)
-	off.remember(memoryKey{"p", "t", "s", "read"}, Allow)
+	off := NewAnswerStore(-1).(*memoryAnswers)
+	off.Remember(ctx, []Answer{{"p", "t", "s", "read", Allow}})
 	if off.len() != 0 {
 		t.Errorf("a negative bound remembers nothing; len = %d", off.len())
 	}

@@ -17,34 +17,21 @@ import (
 // balancer do) must share a NonceStore too, or an answer used on one
 // replica can be used again on another: implement it on a shared store,
 // for example Redis's SET key value NX PXAT (expiry plus a margin for the
-// replicas' clock skew, a minute say), or an insert into a table whose
-// key is the nonce. A store may keep a nonce longer than asked, never
+// replicas' clock skew, a minute say; package redisstore does this), or
+// an insert into a table whose key is the nonce. A store may keep a nonce longer than asked, never
 // shorter: a state is refused once the Checker's clock passes its expiry,
 // and a store whose clock is ahead would otherwise forget it too early.
 type NonceStore interface {
 	// Spend marks nonce (a hex string) spent until expiry. It returns an
 	// error wrapping [ErrReplayed] if the nonce was spent already. Any
-	// other error refuses the answer: the call fails with a tool error
-	// and nothing is granted.
+	// other error refuses the answer: the call fails with a
+	// [*StoreError] (a tool error) and nothing is granted.
 	Spend(ctx context.Context, nonce string, expiry time.Time) error
 }
 
 // ErrReplayed is what [NonceStore.Spend] returns for a nonce spent
 // already.
 var ErrReplayed = errors.New("permission: request state already used")
-
-// NonceStoreError is the error of a call whose answer could not be
-// checked against the [NonceStore]. Its text is fixed, for the client;
-// the store's error is its Err, for the server's logs.
-type NonceStoreError struct{ Err error }
-
-// Error returns the fixed text the client sees.
-func (e *NonceStoreError) Error() string {
-	return "permission: cannot check the answer now; try again later"
-}
-
-// Unwrap returns the store's error.
-func (e *NonceStoreError) Unwrap() error { return e.Err }
 
 var (
 	errReplayed = invalidState("already used")
@@ -113,7 +100,7 @@ func (s *memoryNonces) len() int {
 
 // spend spends a state's nonce in c's store, and maps the store's answer
 // to what the call gets: a replay is a protocol error, a full in-memory
-// store a tool error, any other failure a [*NonceStoreError].
+// store a tool error, any other failure a [*StoreError].
 func (c *Checker) spend(ctx context.Context, p *payload) error {
 	err := c.nonces.Spend(ctx, hex.EncodeToString(p.nonce[:]), time.UnixMilli(p.expiry))
 	switch {
@@ -124,6 +111,6 @@ func (c *Checker) spend(ctx context.Context, p *payload) error {
 	case errors.Is(err, errBusy):
 		return errBusy
 	default:
-		return &NonceStoreError{Err: err}
+		return &StoreError{Err: err}
 	}
 }

@@ -55,18 +55,24 @@ type Options struct {
 	Principal func(ctx context.Context, req *mcp.CallToolRequest) string
 	// Key is the HMAC-SHA256 key of request states. Empty selects a
 	// random key per Checker: states are then good only in this process,
-	// so replicas behind a load balancer need a shared Key. A non-empty
-	// Key must be at least 32 bytes.
+	// so replicas behind a load balancer need a shared Key (see
+	// [ReadKeyFile]). A non-empty Key must be at least [MinKeyLen] bytes.
 	Key []byte
 	// TTL is how long a question's request state stays good. 0 selects
 	// DefaultTTL.
 	TTL time.Duration
 	// Now is the clock. nil selects time.Now.
 	Now func() time.Time
-	// MaxRemembered bounds the rules made from "always" answers; the
-	// oldest is forgotten first (its question is asked again). 0 selects
-	// 10,000; a negative value remembers nothing.
+	// MaxRemembered bounds the rules made from "always" answers in the
+	// default in-memory AnswerStore; the oldest is forgotten first (its
+	// question is asked again). 0 selects 10,000; a negative value
+	// remembers nothing. Ignored when Answers is set.
 	MaxRemembered int
+	// Answers keeps the rules made from "always" answers. nil selects an
+	// in-memory store (bounded by MaxRemembered), per process: replicas
+	// must share an AnswerStore too, or an "always" answer is asked again
+	// on the next replica.
+	Answers AnswerStore
 	// MaxInFlight bounds the spent request states the default in-memory
 	// NonceStore remembers until they expire. When it is full of
 	// unexpired states, answers are refused with a tool error. 0 selects
@@ -89,7 +95,7 @@ type Checker struct {
 	key       []byte
 	ttl       time.Duration
 	now       func() time.Time
-	memory    *memory
+	answers   AnswerStore
 	nonces    NonceStore
 }
 
@@ -117,8 +123,8 @@ func New(opts *Options) *Checker {
 	case len(c.key) == 0:
 		c.key = make([]byte, 32)
 		rand.Read(c.key)
-	case len(c.key) < 32:
-		panic(fmt.Sprintf("permission: Options.Key is %d bytes long, at least 32 are needed", len(c.key)))
+	case len(c.key) < MinKeyLen:
+		panic(fmt.Sprintf("permission: Options.Key is %d bytes long, at least %d are needed", len(c.key), MinKeyLen))
 	}
 	if c.ttl <= 0 {
 		c.ttl = DefaultTTL
@@ -126,11 +132,10 @@ func New(opts *Options) *Checker {
 	if c.now == nil {
 		c.now = time.Now
 	}
-	maxRemembered := opts.MaxRemembered
-	if maxRemembered == 0 {
-		maxRemembered = 10_000
+	c.answers = opts.Answers
+	if c.answers == nil {
+		c.answers = NewAnswerStore(opts.MaxRemembered)
 	}
-	c.memory = newMemory(maxRemembered)
 	c.nonces = opts.Nonces
 	if c.nonces == nil {
 		c.nonces = newMemoryNonces(opts.MaxInFlight, c.now)
@@ -285,16 +290,34 @@ func (c *Checker) Require(ctx context.Context, req *mcp.CallToolRequest, r Reque
 		}
 	}
 
-	// Decide every (subject, capability) pair by rules and memory.
+	// Decide every (subject, capability) pair by rules, then by
+	// remembered answers.
 	decided := make([]Effect, len(subjects)*len(caps))
 	var undecided, denied bool
 	for i, s := range subjects {
 		for j, cp := range caps {
-			e := c.decide(b.principal, b.tool, s, cp)
-			decided[i*len(caps)+j] = e
-			undecided = undecided || e == 0
-			denied = denied || e == Deny
+			decided[i*len(caps)+j] = c.decide(b.principal, b.tool, s, cp)
 		}
+	}
+	if slices.Contains(decided, 0) {
+		remembered, err := c.answers.Recall(ctx, b.principal, b.tool, subjects)
+		if err == nil && len(remembered) != len(subjects) {
+			err = fmt.Errorf("permission: AnswerStore.Recall returned %d answers for %d subjects", len(remembered), len(subjects))
+		}
+		if err != nil {
+			return Granted{}, nil, &StoreError{Err: err}
+		}
+		for i := range subjects {
+			for j, cp := range caps {
+				if k := i*len(caps) + j; decided[k] == 0 {
+					decided[k] = decideRemembered(c.cl, remembered[i], cp)
+				}
+			}
+		}
+	}
+	for _, e := range decided {
+		undecided = undecided || e == 0
+		denied = denied || e == Deny
 	}
 
 	byUser := false
@@ -315,6 +338,7 @@ func (c *Checker) Require(ctx context.Context, req *mcp.CallToolRequest, r Reque
 		// Apply the answer to the pairs asked about that are still
 		// undecided; a pair that was not asked about is denied (the
 		// question is never asked twice).
+		var remember []Answer
 		for i, s := range subjects {
 			for j, cp := range caps {
 				k := i*len(caps) + j
@@ -328,8 +352,15 @@ func (c *Checker) Require(ctx context.Context, req *mcp.CallToolRequest, r Reque
 				decided[k] = ans.effect
 				byUser = byUser || ans.effect == Deny
 				if ans.always {
-					c.memory.remember(memoryKey{b.principal, b.tool, s, cp}, ans.effect)
+					remember = append(remember, Answer{b.principal, b.tool, s, cp, ans.effect})
 				}
+			}
+		}
+		// An "always" that cannot be remembered fails the call: the user
+		// would be asked again, and nothing is granted meanwhile.
+		if len(remember) > 0 {
+			if err := c.answers.Remember(ctx, remember); err != nil {
+				return Granted{}, nil, &StoreError{Err: err}
 			}
 		}
 	}
@@ -352,15 +383,15 @@ func (c *Checker) Check(ctx context.Context, req *mcp.CallToolRequest, r Request
 	return g, err
 }
 
-// decide returns the decision of the rules, then of remembered answers,
-// on capability want, or 0 if none decides.
+// decide returns the decision of the rules on capability want, or 0 if
+// none decides.
 func (c *Checker) decide(principal, tool, subject, want string) Effect {
 	for i := range c.rules {
 		if c.rules[i].matches(c.cl, principal, tool, subject, want) {
 			return c.rules[i].Effect
 		}
 	}
-	return c.memory.decide(c.cl, principal, tool, subject, want)
+	return 0
 }
 
 // grant computes what decided grants: per subject the closure of its

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -797,7 +799,7 @@ func TestNonceStoreOutage(t *testing.T) {
 			cs := connect(t, s, v2026, &asker{answers: []*mcp.ElicitResult{decision(permission.AllowOnce)}}, nil)
 			res, err := callAs(t, cs, "alice", tt.h, args)
 			got := outcome(t, res, err)
-			if want := "error: permission: cannot check the answer now; try again later"; got != want {
+			if want := "error: permission: cannot check permissions now; nothing was granted; try again later"; got != want {
 				t.Errorf("outcome = %q, want %q", got, want)
 			}
 			if e.effects.Load() != 0 {
@@ -805,9 +807,9 @@ func TestNonceStoreOutage(t *testing.T) {
 			}
 		})
 	}
-	var nse *permission.NonceStoreError
-	if err := error(&permission.NonceStoreError{Err: errors.ErrUnsupported}); !errors.As(err, &nse) || !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("NonceStoreError does not unwrap to its cause")
+	var se *permission.StoreError
+	if err := error(&permission.StoreError{Err: errors.ErrUnsupported}); !errors.As(err, &se) || !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("StoreError does not unwrap to its cause")
 	}
 }
 
@@ -1019,5 +1021,132 @@ func TestParallelRetriesOneWins(t *testing.T) {
 				t.Errorf("granted %d, refused as replays %d, side effects %d; want 1, 7, 1", oks, replayed, e.effects.Load())
 			}
 		})
+	}
+}
+
+// TestReplicasShareAnswers: replicas sharing an AnswerStore honour an
+// "always" answer given on either one; with a store each, the other
+// replica asks again.
+func TestReplicasShareAnswers(t *testing.T) {
+	args := actArgs{Subjects: []string{"item:42"}, Caps: []string{"delete"}}
+	for _, shared := range []bool{true, false} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
+			store := permission.NewAnswerStore(0)
+			other := store
+			if !shared {
+				other = nil // the default: one in memory per Checker
+			}
+			a := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowAlways), decision(permission.DenyOnce)}}
+			s1, _ := newServer(t, &permission.Options{Answers: store})
+			s2, _ := newServer(t, &permission.Options{Answers: other})
+			if got := text(t)(call(t, connect(t, s1, v2026, a, nil), args)); got != "granted delete" {
+				t.Fatalf("first replica = %q", got)
+			}
+			want := "granted delete"
+			if !shared {
+				want = "error: permission denied by the user: delete on item:42"
+			}
+			if got := text(t)(call(t, connect(t, s2, v2026, a, nil), args)); got != want {
+				t.Errorf("second replica = %q, want %q", got, want)
+			}
+			if n, want := a.asked(), map[bool]int{true: 1, false: 2}[shared]; n != want {
+				t.Errorf("asked %d times, want %d", n, want)
+			}
+		})
+	}
+}
+
+// brokenAnswers is an AnswerStore whose Recall or Remember fails, over
+// a working in-memory store.
+type brokenAnswers struct {
+	permission.AnswerStore
+	recall, remember atomic.Bool
+}
+
+var errStoreDown = errors.New("dial tcp 10.0.0.7:6379: connection refused")
+
+func (b *brokenAnswers) Recall(ctx context.Context, principal, tool string, subjects []string) ([]map[string]permission.Effect, error) {
+	if b.recall.Load() {
+		return nil, errStoreDown
+	}
+	return b.AnswerStore.Recall(ctx, principal, tool, subjects)
+}
+
+func (b *brokenAnswers) Remember(ctx context.Context, answers []permission.Answer) error {
+	if b.remember.Load() {
+		return errStoreDown
+	}
+	return b.AnswerStore.Remember(ctx, answers)
+}
+
+// TestAnswerStoreOutage: an AnswerStore that cannot answer fails the call
+// closed with the fixed StoreError text — before asking, and when an
+// "always" answer cannot be remembered — and rules still decide without
+// it.
+func TestAnswerStoreOutage(t *testing.T) {
+	args := actArgs{Subjects: []string{"item:42"}, Caps: []string{"delete"}}
+	const storeDown = "error: permission: cannot check permissions now; nothing was granted; try again later"
+	store := &brokenAnswers{AnswerStore: permission.NewAnswerStore(0)}
+	a := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowAlways)}}
+	s, e := newServer(t, &permission.Options{
+		Answers: store,
+		Rules:   []permission.Rule{{Effect: permission.Allow, Subject: "item:ruled"}},
+	})
+	cs := connect(t, s, v2026, a, nil)
+
+	store.remember.Store(true)
+	if got := text(t)(call(t, cs, args)); got != storeDown {
+		t.Errorf("allow always, not remembered = %q, want %q", got, storeDown)
+	}
+	store.remember.Store(false)
+	store.recall.Store(true)
+	if got := text(t)(call(t, cs, args)); got != storeDown {
+		t.Errorf("recall failing = %q, want %q", got, storeDown)
+	}
+	if got := text(t)(call(t, cs, actArgs{Subjects: []string{"item:ruled"}, Caps: []string{"delete"}})); got != "granted delete" {
+		t.Errorf("decided by a rule while the store is down = %q", got)
+	}
+	if n := a.asked(); n != 1 {
+		t.Errorf("asked %d times, want 1 (never while the store is down)", n)
+	}
+	if n := e.effects.Load(); n != 1 {
+		t.Errorf("side effects = %d, want 1 (the ruled call)", n)
+	}
+	store.recall.Store(false)
+	if got := text(t)(call(t, cs, args)); got != "granted delete" || a.asked() != 2 {
+		t.Errorf("store back: %q after %d questions; want granted after asking again", got, a.asked())
+	}
+}
+
+func TestReadKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	key := strings.Repeat("k", 32)
+	for _, tt := range []struct {
+		name, content, want, err string
+	}{
+		{"exact", key, key, ""},
+		{"trailing newline", key + "\n", key, ""},
+		{"trailing CRLF", key + "\r\n", key, ""},
+		{"inner newlines kept", "\n" + key[:31] + "\n", "\n" + key[:31], ""},
+		{"short", key[:31] + "\n", "", "31 bytes long, at least 32 are needed"},
+		{"empty", "", "", "0 bytes long"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_"))
+			os.WriteFile(path, []byte(tt.content), 0o600)
+			got, err := permission.ReadKeyFile(path)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Errorf("ReadKeyFile = %q, %v; want an error containing %q", got, err, tt.err)
+				}
+				return
+			}
+			if err != nil || string(got) != tt.want {
+				t.Errorf("ReadKeyFile = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+	if _, err := permission.ReadKeyFile(filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "permission: state key: ") {
+		t.Errorf("missing file: %v", err)
 	}
 }

@@ -3,7 +3,6 @@ package permission
 import (
 	"fmt"
 	"slices"
-	"sync"
 )
 
 // Effect is what a [Rule] decides: [Allow] or [Deny].
@@ -174,70 +173,4 @@ func (c *closures) impliedBy(capability string) []string {
 func (c *closures) implies(a, b string) bool {
 	_, ok := slices.BinarySearch(c.closure(a), b)
 	return ok
-}
-
-// memoryKey is one remembered answer: exact principal, tool, subject and
-// capability.
-type memoryKey struct {
-	principal, tool, subject, capability string
-}
-
-// memory holds the rules made from "always" answers, bounded: when full,
-// the oldest is forgotten (so its question is asked again: forgetting
-// never grants anything).
-type memory struct {
-	mu    sync.Mutex
-	max   int
-	rules map[memoryKey]Effect
-	order []memoryKey // oldest first
-}
-
-func newMemory(max int) *memory {
-	return &memory{max: max, rules: map[memoryKey]Effect{}}
-}
-
-func (m *memory) remember(k memoryKey, e Effect) {
-	if m.max <= 0 {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.rules[k]; ok {
-		m.rules[k] = e
-		return
-	}
-	for len(m.rules) >= m.max {
-		old := m.order[0]
-		m.order = m.order[1:]
-		delete(m.rules, old)
-	}
-	m.rules[k] = e
-	m.order = append(m.order, k)
-}
-
-// decide returns the remembered decision on capability want, or 0. A
-// remembered deny of anything want implies wins over a remembered allow.
-func (m *memory) decide(c *closures, principal, tool, subject, want string) Effect {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.rules) == 0 {
-		return 0
-	}
-	for _, d := range c.closure(want) {
-		if m.rules[memoryKey{principal, tool, subject, d}] == Deny {
-			return Deny
-		}
-	}
-	for _, a := range c.impliedBy(want) {
-		if m.rules[memoryKey{principal, tool, subject, a}] == Allow {
-			return Allow
-		}
-	}
-	return 0
-}
-
-func (m *memory) len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.rules)
 }
