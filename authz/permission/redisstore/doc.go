@@ -1,0 +1,45 @@
+// Package redisstore keeps on Redis what replicas of a toolroute service
+// must share (github.com/redis/go-redis/v9): the replay guard of
+// permission answers ([NonceStore], a permission.NonceStore), the rules
+// made from "always" answers ([AnswerStore], a permission.AnswerStore),
+// and a per-caller rate limit ([Limiter], a ratelimit.Limiter, GCRA by
+// github.com/go-redis/redis_rate).
+//
+//	rdb := redis.NewClient(opts)                   // or redis.ParseURL
+//	stores := &redisstore.Options{Prefix: "catalog:"}
+//	perms := permission.New(&permission.Options{
+//		Key:     key,                              // permission.ReadKeyFile: one key for every replica
+//		Nonces:  redisstore.NewNonceStore(rdb, stores),
+//		Answers: redisstore.NewAnswerStore(rdb, stores),
+//		Principal: ...,
+//	})
+//	limit := ratelimit.Middleware(redisstore.NewLimiter(rdb, ratelimit.PerSecond(10), stores), nil)
+//
+// It is a package of its own so that a service which does not import it
+// links no Redis client.
+//
+// # When Redis is down
+//
+// Permission answers fail closed: a call whose permissions need Redis
+// (to spend an answer's nonce, or to recall or remember an "always"
+// answer) gets a tool error ([permission.StoreError]) and nothing is
+// granted; rules (permission.Options.Rules) still decide, as they need
+// no store. Once Redis answers again, so do the stores: the client
+// reconnects by itself, no replica needs a restart.
+//
+// The rate limiter degrades to a limit per process: while Redis cannot
+// answer, each replica enforces the same limit in memory
+// (ratelimit.NewLimiter), logging the switch once each way. A caller may
+// then make up to the limit times the number of replicas, which is
+// still bounded. Failing open would leave callers unbounded exactly when
+// a part of the system is down; failing closed would turn a Redis
+// outage into a full outage of every tool, while the limiter guards
+// capacity, not access (authorization fails closed on its own).
+//
+// # Timeouts
+//
+// Each operation is one round trip (the limiter's is one EVALSHA), bound
+// by the client's own timeouts (redis.Options DialTimeout, ReadTimeout,
+// WriteTimeout) and, with ContextTimeoutEnabled, by the call's context.
+// Keep them short — a call waits for them before it fails closed.
+package redisstore
