@@ -5,10 +5,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"github.com/toolroute/toolroute/tool"
 )
@@ -20,7 +21,9 @@ import (
 // and bearer (the bearer itself is never stored) and by the route. Only
 // answers are cached, allowed or denied: outages, unauthenticated answers
 // and any other error are passed on and asked again next time. A
-// revocation therefore takes effect within ttl.
+// revocation therefore takes effect within ttl. Concurrent misses of
+// the same decision are asked once: a caller's first burst of calls costs
+// one question to a, not one per call.
 //
 // Cached panics if a is nil, ttl is not positive or max is less than 1.
 func Cached(a Authorizer, ttl time.Duration, max int) Authorizer {
@@ -39,6 +42,8 @@ type cache struct {
 	a   Authorizer
 	ttl time.Duration
 	max int
+
+	flight singleflight.Group // concurrent misses, asked once (cacheflight.go)
 
 	mu      sync.Mutex
 	entries map[cacheKey]*list.Element // of *cacheEntry
@@ -116,20 +121,7 @@ func (c *cache) Allow(ctx context.Context, caller Caller, r tool.Route) error {
 		}
 		return &DeniedError{Route: r, Subject: caller.Subject, Reason: "denied (cached decision)"}
 	}
-	err := c.a.Allow(ctx, caller, r)
-	var denied *DeniedError
-	switch {
-	case err == nil:
-		allow = true
-	case errors.As(err, &denied):
-		allow = false
-	default:
-		return err // outages and unauthenticated answers are not cached
-	}
-	c.mu.Lock()
-	c.store(k, allow, time.Now())
-	c.mu.Unlock()
-	return err
+	return c.allowShared(ctx, k, caller)
 }
 
 func (c *cache) AllowMany(ctx context.Context, caller Caller, rs []tool.Route) ([]bool, error) {
@@ -161,19 +153,10 @@ func (c *cache) AllowMany(ctx context.Context, caller Caller, rs []tool.Route) (
 	for j, i := range miss {
 		ask[j] = rs[i]
 	}
-	got, err := c.a.AllowMany(ctx, caller, ask)
+	got, err := c.allowManyShared(ctx, cred, caller, ask)
 	if err != nil {
 		return nil, err
 	}
-	if len(got) != len(ask) {
-		return nil, &OutageError{Err: fmt.Errorf("authz: AllowMany answered %d decisions for %d routes", len(got), len(ask))}
-	}
-	c.mu.Lock()
-	now = time.Now()
-	for j, r := range ask {
-		c.store(cacheKey{cred: cred, route: r}, got[j], now)
-	}
-	c.mu.Unlock()
 	for i, r := range rs {
 		if j, ok := missAt[r]; ok {
 			out[i] = got[j]
