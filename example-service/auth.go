@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -93,7 +92,7 @@ func loadAccess(cfg config) (*access, error) {
 		}
 	case cfg.proxyAuth != "":
 		// The proxy knows the tokens: it judges each one.
-		a.verifier = proxyToken(a.authorizer)
+		a.verifier = proxyToken(a.authorizer, subjectKey(cfg.stateKey))
 	default:
 		var err error
 		if a.tokens, err = parseTokens(defaultTokens, a.roles); err != nil {
@@ -166,15 +165,13 @@ func parseTokens(data []byte, roles []string) ([]tokenEntry, error) {
 // the proxy judges every token, before any tool runs (local tools
 // included, which never ask the authorizer). A token the proxy does not
 // know gets HTTP 401 here too; a token it knows is a caller whose subject
-// is a keyed digest of the token (128 bits of HMAC-SHA256 under a key of
-// this process: it tells callers apart in the logs, binds their sessions,
+// is a keyed digest of the token (128 bits of HMAC-SHA256 under key, see
+// subjectKey: it tells callers apart in the logs, binds their sessions,
 // and cannot be used to test guesses of a token offline), whatever the
 // proxy then allows it. a is cached, so this costs one proxy decision per
 // token and cache period; an outage fails the request (HTTP 500), never
 // lets it in.
-func proxyToken(a authz.Authorizer) server.TokenVerifier {
-	key := make([]byte, 32)
-	rand.Read(key)
+func proxyToken(a authz.Authorizer, key []byte) server.TokenVerifier {
 	return func(ctx context.Context, token string, _ *http.Request) (authz.Caller, error) {
 		if token == "" {
 			return authz.Caller{}, fmt.Errorf("empty bearer token: %w", server.ErrInvalidToken)

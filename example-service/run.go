@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/example-service/tools"
@@ -40,6 +41,10 @@ type config struct {
 	tokensFile         string // "" = the demo tokens (or, with proxyAuth, any token the proxy knows)
 	anonymous          string // "" = off
 	confirmDestructive bool
+	redisURL           string // "" = nothing shared: every store in memory, per process
+	stateKeyFile       string // "" = a random key per process
+	stateKey           []byte // read from stateKeyFile
+	rateLimit          int    // calls per second per caller; 0 = off
 }
 
 // run is the whole command: "routes" prints the route table or a role
@@ -69,8 +74,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.tokensFile, "tokens", "", "bearer tokens `file` (JSON) replacing the demo tokens")
 	fs.StringVar(&cfg.anonymous, "anonymous", "", "HTTP requests without a token act as `ROLE` (off by default; for local tools that cannot send headers)")
 	fs.BoolVar(&cfg.confirmDestructive, "confirm-destructive", false, "delete_item asks the user to confirm each deletion")
+	fs.StringVar(&cfg.redisURL, "redis", "", "share the permission replay guard, remembered answers and the rate limit with other replicas through the Redis at `URL` (redis://host:6379/0; needs -state-key-file)")
+	fs.StringVar(&cfg.stateKeyFile, "state-key-file", "", "the `file` holding the key (at least 32 bytes) that signs permission questions, the same on every replica (with -redis only)")
+	fs.IntVar(&cfg.rateLimit, "rate-limit", 0, "at most `N` tool calls per second per caller, in bursts of up to N (across replicas with -redis); 0 = no limit")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage:\n  example-service [flags]                 serve the catalog's MCP tools\n"+routesUsage+"\nFlags:\n")
+		fmt.Fprint(fs.Output(), "Usage:\n  example-service [flags]                 serve the catalog's MCP tools\n"+routesUsage+"\nFlags (each also from the environment: "+envPrefix+" + the flag in upper snake case, -proxy-auth is "+envName("proxy-auth")+"; the command line wins):\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -81,6 +89,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if fs.NArg() > 0 {
 		return cfg, usageError(fs, "unexpected argument %q", fs.Arg(0))
+	}
+	if _, err := applyEnv(fs, os.Environ()); err != nil {
+		return cfg, usageError(fs, "%v", err)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -97,6 +108,21 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, usageError(fs, "-caller applies to -stdio only; HTTP callers come from their tokens")
 	case cfg.callerRole == "":
 		return cfg, usageError(fs, "-caller must name a role")
+	case cfg.rateLimit < 0:
+		return cfg, usageError(fs, "-rate-limit must be 0 (off) or a positive number of calls per second")
+	case cfg.redisURL != "" && cfg.stateKeyFile == "":
+		return cfg, usageError(fs, "-redis needs -state-key-file: replicas must sign permission questions with one key, or a question asked on one cannot be answered on another")
+	case cfg.redisURL == "" && cfg.stateKeyFile != "":
+		return cfg, usageError(fs, "-state-key-file needs -redis: replicas sharing a key must share the replay guard too, or an answer used on one could be used again on another")
+	}
+	if cfg.redisURL != "" {
+		if err := checkRedisURL(cfg.redisURL); err != nil {
+			return cfg, usageError(fs, "-redis: %v", err)
+		}
+		var err error
+		if cfg.stateKey, err = permission.ReadKeyFile(cfg.stateKeyFile); err != nil {
+			return cfg, usageError(fs, "-state-key-file: %v", err)
+		}
 	}
 	if cfg.upstream != "" {
 		u, err := url.Parse(cfg.upstream)

@@ -12,12 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/authz/permission"
+	"github.com/toolroute/toolroute/authz/ratelimit"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/example-service/tools"
 	"github.com/toolroute/toolroute/server"
@@ -39,6 +38,11 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
+	sh, err := newShared(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer sh.close()
 	opts := server.Options{
 		Name:         "example-service",
 		Title:        "Catalog (toolroute example)",
@@ -48,6 +52,9 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 	}
 	if cfg.stdio {
 		opts.Caller = &authz.Caller{Subject: "local", Roles: []string{cfg.callerRole}}
+	}
+	if cfg.rateLimit > 0 {
+		opts.Middleware = append(opts.Middleware, ratelimit.Middleware(sh.limiter(cfg.rateLimit), &ratelimit.Options{Logger: logger}))
 	}
 
 	var (
@@ -69,12 +76,15 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 				}
 				return embeddedCatalog(lc, logger)
 			},
-			func(u catalogURL) *tools.Deps { return newDeps(cfg, u, acc.authorizer, logger) },
+			func(u catalogURL) *tools.Deps { return newDeps(cfg, u, acc.authorizer, sh, logger) },
 		),
 		server.ProvideService(catalogService),
 		server.Module,
 		server.Tools(tools.Registry),
 		fx.Populate(&upstream),
+	}
+	if sh != nil {
+		options = append(options, server.ProvideService(sh.service))
 	}
 	if cfg.stdio {
 		options = append(options, server.StdioIO(io.NopCloser(stdin), nopWriteCloser{stdout}))
@@ -124,6 +134,16 @@ func announce(w io.Writer, cfg config, acc *access, hs *server.HTTPServer, upstr
 	}
 	if cfg.confirmDestructive {
 		b.WriteString("example-service: delete_item asks for confirmation (-confirm-destructive)\n")
+	}
+	if cfg.redisURL != "" {
+		fmt.Fprintf(&b, "example-service: sharing the replay guard, remembered answers and the rate limit through Redis at %s (state key from %s)\n", redactedURL(cfg.redisURL), cfg.stateKeyFile)
+	}
+	if cfg.rateLimit > 0 {
+		where := "per process"
+		if cfg.redisURL != "" {
+			where = "across replicas, per process while Redis is down"
+		}
+		fmt.Fprintf(&b, "example-service: at most %d tool calls per second per caller (%s)\n", cfg.rateLimit, where)
 	}
 	if cfg.stdio {
 		fmt.Fprintf(&b, "example-service: serving MCP over stdio as subject \"local\", role %s\n", cfg.callerRole)
@@ -198,7 +218,7 @@ func catalogService(u catalogURL) (server.Service, error) {
 // newDeps builds the tools' container: a catalog client whose transport
 // is authz's upstream transport (it checks each request against the
 // calling tool's routes and the caller, and forwards the caller's bearer).
-func newDeps(cfg config, u catalogURL, a authz.Authorizer, logger *slog.Logger) *tools.Deps {
+func newDeps(cfg config, u catalogURL, a authz.Authorizer, sh *shared, logger *slog.Logger) *tools.Deps {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	d := &tools.Deps{
 		Catalog: &catalog.Client{
@@ -208,13 +228,7 @@ func newDeps(cfg config, u catalogURL, a authz.Authorizer, logger *slog.Logger) 
 		Logger: logger,
 	}
 	if cfg.confirmDestructive {
-		d.Confirm = permission.New(&permission.Options{
-			// Answers and request states are bound to the caller.
-			Principal: func(ctx context.Context, _ *mcp.CallToolRequest) string {
-				c, _ := authz.CallerFromContext(ctx)
-				return c.Subject
-			},
-		})
+		d.Confirm = sh.confirmer(cfg.stateKey)
 	}
 	return d
 }
