@@ -22,6 +22,15 @@
 //	-proxy-auth URL       ask the RBAC proxy at URL instead of a policy
 //	-anonymous ROLE       HTTP requests without a token act as ROLE (off by default)
 //	-confirm-destructive  delete_item asks the user to confirm each deletion
+//	-redis URL            share the replay guard, remembered answers and the rate limit through Redis
+//	-state-key-file FILE  the key signing permission questions, the same on every replica (with -redis)
+//	-rate-limit N         at most N tool calls per second per caller (0 = off)
+//
+// Every flag can also be set from the environment: TOOLROUTE_ + the
+// flag's name in upper snake case (-proxy-auth is TOOLROUTE_PROXY_AUTH).
+// The command line wins; an empty variable counts as unset; a TOOLROUTE_
+// variable naming no flag stops the start. (The routes subcommand reads
+// its flags from the command line only.)
 //
 // A tokens file is a JSON array:
 //

@@ -142,4 +142,3 @@ func subjectKey(stateKey []byte) []byte {
 	m.Write([]byte("toolroute/example-service proxy subject key v1"))
 	return m.Sum(nil)
 }
-

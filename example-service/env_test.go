@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/toolroute/toolroute/authz/ratelimit"
+	"github.com/toolroute/toolroute/server/servertest"
+)
+
+func TestEnvName(t *testing.T) {
+	for flagName, want := range map[string]string{
+		"proxy-auth":          "TOOLROUTE_PROXY_AUTH",
+		"addr":                "TOOLROUTE_ADDR",
+		"confirm-destructive": "TOOLROUTE_CONFIRM_DESTRUCTIVE",
+		"state-key-file":      "TOOLROUTE_STATE_KEY_FILE",
+	} {
+		if got := envName(flagName); got != want {
+			t.Errorf("envName(%q) = %q, want %q", flagName, got, want)
+		}
+	}
+}
+
+// TestApplyEnv: variables set what the command line leaves unset, over
+// any FlagSet; the command line wins; empty counts as unset; unknown
+// TOOLROUTE_ variables and refused values are errors naming the
+// variable, never quoting the value.
+func TestApplyEnv(t *testing.T) {
+	newFS := func() (*flag.FlagSet, *string, *int, *bool) {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		return fs, fs.String("proxy-auth", "", ""), fs.Int("rate-limit", 0, ""), fs.Bool("stdio", false, "")
+	}
+	fs, proxy, rate, stdio := newFS()
+	fs.Parse([]string{"-rate-limit", "7"})
+	set, err := applyEnv(fs, []string{
+		"TOOLROUTE_PROXY_AUTH=http://rbac:8080", "TOOLROUTE_RATE_LIMIT=99", "TOOLROUTE_STDIO=",
+		"PATH=/bin", "OTHER_RATE_LIMIT=5",
+	})
+	if err != nil || *proxy != "http://rbac:8080" || *rate != 7 || *stdio {
+		t.Errorf("applyEnv = %v: proxy-auth %q, rate-limit %d, stdio %v; want http://rbac:8080, 7 (command line wins), false (empty is unset)", err, *proxy, *rate, *stdio)
+	}
+	if len(set) != 1 || set[0] != "proxy-auth" {
+		t.Errorf("set = %q, want [proxy-auth]", set)
+	}
+
+	fs, _, _, _ = newFS()
+	_, err = applyEnv(fs, []string{"TOOLROUTE_RATE_LIMT=5", "TOOLROUTE_RATE_LIMIT=s3cret-value", "TOOLROUTE_STDIO=yes-please"})
+	for _, want := range []string{
+		"environment variable TOOLROUTE_RATE_LIMT names no flag",
+		"TOOLROUTE_PROXY_AUTH, TOOLROUTE_RATE_LIMIT, TOOLROUTE_STDIO",
+		"environment variable TOOLROUTE_RATE_LIMIT (-rate-limit): ",
+		"environment variable TOOLROUTE_STDIO (-stdio): ",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("applyEnv error %v does not contain %q", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "s3cret-value") {
+		t.Errorf("the error quotes a value: %v", err)
+	}
+}
+
+// TestEnvServes: the whole service configured from the environment
+// only, and a flag on the command line winning over its variable.
+func TestEnvServes(t *testing.T) {
+	t.Setenv("TOOLROUTE_ANONYMOUS", "editor")
+	t.Setenv("TOOLROUTE_RATE_LIMIT", "2")
+	t.Setenv("TOOLROUTE_CONFIRM_DESTRUCTIVE", "true")
+	_, stderr := start(t, "-anonymous", "viewer")
+	log := stderr.String()
+	for _, want := range []string{
+		`-anonymous is ON: every HTTP request WITHOUT a token acts as role "viewer"`,
+		"at most 2 tool calls per second per caller (per process)",
+		"delete_item asks for confirmation",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the announcement lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// TestRateLimit: -rate-limit N lets a caller make N calls at once, then
+// answers with the rate-limit JSON-RPC error; another caller is apart.
+func TestRateLimit(t *testing.T) {
+	url, _ := start(t, "-rate-limit", "3")
+	viewer := servertest.ConnectHTTP(t, url, "demo-viewer", nil)
+	var limited []error
+	for range 6 {
+		if _, _, err := call(t, viewer, "whoami", map[string]any{}); err != nil {
+			limited = append(limited, err)
+		}
+	}
+	if len(limited) < 2 || len(limited) > 3 {
+		t.Errorf("%d of 6 immediate calls refused with -rate-limit 3, want about 3", len(limited))
+	}
+	for _, err := range limited {
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code != ratelimit.CodeRateLimited {
+			t.Errorf("refused call: %v, want a JSON-RPC error %d", err, ratelimit.CodeRateLimited)
+		}
+	}
+	if _, _, err := call(t, servertest.ConnectHTTP(t, url, "demo-admin", nil), "whoami", map[string]any{}); err != nil {
+		t.Errorf("another caller: %v", err)
+	}
+}
+
+func TestSharedFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short.key")
+	os.WriteFile(short, []byte(strings.Repeat("k", 31)+"\n"), 0o600)
+	good := filepath.Join(dir, "good.key")
+	os.WriteFile(good, []byte(strings.Repeat("k", 32)), 0o600)
+	tests := []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"-redis", "redis://127.0.0.1:1/0"}, nil, "-redis needs -state-key-file"},
+		{[]string{"-state-key-file", good}, nil, "-state-key-file needs -redis"},
+		{[]string{"-redis", "redis://127.0.0.1:1/0", "-state-key-file", short}, nil, "31 bytes long, at least 32 are needed"},
+		{[]string{"-redis", "redis://127.0.0.1:1/0", "-state-key-file", filepath.Join(dir, "missing")}, nil, "no such file"},
+		{[]string{"-redis", "http://:hunter2@127.0.0.1:1/0", "-state-key-file", good}, nil, "-redis: want redis://"},
+		{[]string{"-rate-limit", "-1"}, nil, "-rate-limit must be 0 (off) or a positive number"},
+		{nil, map[string]string{"TOOLROUTE_RATE_LIMIT": "many"}, "environment variable TOOLROUTE_RATE_LIMIT (-rate-limit)"},
+		{nil, map[string]string{"TOOLROUTE_REDIS_URL": "redis://x"}, "environment variable TOOLROUTE_REDIS_URL names no flag"},
+		{nil, map[string]string{"TOOLROUTE_REDIS": "redis://127.0.0.1:1/0", "TOOLROUTE_STATE_KEY_FILE": good}, `warming service "redis"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			var stderr bytes.Buffer
+			err := run(context.Background(), append([]string{"-addr", "127.0.0.1:0"}, tt.args...), strings.NewReader(""), io.Discard, &stderr)
+			got := ""
+			if err != nil {
+				got = err.Error() + "\n" + stderr.String()
+			}
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("run %q (env %v): %q does not contain %q", tt.args, tt.env, got, tt.want)
+			}
+			if strings.Contains(got, "hunter2") {
+				t.Errorf("a password reached the output: %s", got)
+			}
+		})
+	}
+}
+
+// TestREADMEFlagTable: the README's flag table names every flag of the
+// serving command and its environment variable.
+func TestREADMEFlagTable(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The flags parseFlags defines: ask it for its usage text.
+	var usage bytes.Buffer
+	parseFlags([]string{"-h"}, &usage)
+	names := regexp.MustCompile(`(?m)^  -([a-z][a-z-]*)`).FindAllStringSubmatch(usage.String(), -1)
+	if len(names) < 10 {
+		t.Fatalf("found %d flags in the usage text:\n%s", len(names), &usage)
+	}
+	for _, m := range names {
+		row := regexp.MustCompile("(?m)^\\| `-" + regexp.QuoteMeta(m[1]) + "[ `].*$").Find(readme)
+		if row == nil {
+			t.Errorf("README flag table: no row for -%s", m[1])
+			continue
+		}
+		if !bytes.Contains(row, []byte("`"+envName(m[1])+"`")) {
+			t.Errorf("README flag table: the row of -%s does not name %s:\n%s", m[1], envName(m[1]), row)
+		}
+	}
+}
