@@ -25,6 +25,8 @@
 //	-redis URL            share the replay guard, remembered answers and the rate limit through Redis
 //	-state-key-file FILE  the key signing permission questions, the same on every replica (with -redis)
 //	-rate-limit N         at most N tool calls per second per caller (0 = off)
+//	-drain-delay D        on SIGTERM, serve D more with /readyz answering 503 (default 0)
+//	-shutdown-timeout D   then give in-flight calls D to finish (default 10s)
 //
 // Every flag can also be set from the environment: TOOLROUTE_ + the
 // flag's name in upper snake case (-proxy-auth is TOOLROUTE_PROXY_AUTH).
@@ -52,4 +54,9 @@
 // prints a role policy, in the proxy's shape, granting exactly the routes
 // of the tools of those behaviours (comma-separated: read-only, additive,
 // destructive).
+//
+//	example-service catalog -addr 0.0.0.0:8081
+//
+// serves the demo catalog API alone, in memory: the upstream that the
+// replicas of the deployment kit (deploy/) share.
 package main

@@ -6,15 +6,19 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/toolroute/toolroute/authz/ratelimit"
+	"github.com/toolroute/toolroute/internal/syncbuf"
 	"github.com/toolroute/toolroute/server/servertest"
 )
 
@@ -179,5 +183,101 @@ func TestREADMEFlagTable(t *testing.T) {
 		if !bytes.Contains(row, []byte("`"+envName(m[1])+"`")) {
 			t.Errorf("README flag table: the row of -%s does not name %s:\n%s", m[1], envName(m[1]), row)
 		}
+	}
+}
+
+// TestCatalogCommand: "example-service catalog" serves the demo catalog
+// API alone until its context ends.
+func TestCatalogCommand(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncbuf.Buffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"catalog", "-addr", addr}, strings.NewReader(""), io.Discard, &stderr) }()
+	var resp *http.Response
+	for range 200 { // bounded wait for the listener
+		if resp, err = http.Get("http://" + addr + "/api/v1/items"); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("GET /api/v1/items: %v\n%s", err, &stderr)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "itm-1") {
+		t.Errorf("GET /api/v1/items = %d %s", resp.StatusCode, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("catalog stopped with %v", err)
+	}
+	if err := run(context.Background(), []string{"catalog", "extra"}, strings.NewReader(""), io.Discard, io.Discard); !errors.Is(err, errUsage) {
+		t.Errorf("catalog extra = %v, want a usage error", err)
+	}
+}
+
+func TestDrainFlagErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-drain-delay", "-1s"}, "-drain-delay must not be negative"},
+		{[]string{"-shutdown-timeout", "0s"}, "-shutdown-timeout must be positive"},
+		{[]string{"-stdio", "-drain-delay", "1s"}, "-drain-delay applies to HTTP only"},
+	} {
+		var stderr bytes.Buffer
+		err := run(context.Background(), tt.args, strings.NewReader(""), io.Discard, &stderr)
+		if err == nil || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("run %q = %v, stderr lacks %q:\n%s", tt.args, err, tt.want, &stderr)
+		}
+	}
+}
+
+// TestDrainDelay: with -drain-delay, a stopping service keeps serving
+// for that long with /readyz answering 503.
+func TestDrainDelay(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr := &logBuffer{url: make(chan string, 1)}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-drain-delay", "500ms"}, strings.NewReader(""), io.Discard, stderr)
+	}()
+	mcpURL := <-stderr.url
+	base := strings.TrimSuffix(mcpURL, "/mcp")
+	status := func() int {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status(); got != http.StatusOK {
+		t.Fatalf("/readyz before stop = %d", got)
+	}
+	stopped := time.Now()
+	cancel()
+	got := 0
+	for range 40 { // bounded: until the drain shows
+		if got = status(); got == http.StatusServiceUnavailable {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got != http.StatusServiceUnavailable || time.Since(stopped) > 400*time.Millisecond {
+		t.Errorf("/readyz while draining = %d after %v, want 503 within the drain delay", got, time.Since(stopped))
+	}
+	if err := <-done; err != nil {
+		t.Errorf("run stopped with %v", err)
+	}
+	if d := time.Since(stopped); d < 500*time.Millisecond {
+		t.Errorf("stopped after %v, want at least the drain delay", d)
 	}
 }

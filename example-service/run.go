@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/permission"
@@ -24,6 +25,7 @@ import (
 const routesUsage = `  example-service routes                  print the tool → route table (JSON)
   example-service routes -role NAME -behaviour read-only[,additive,destructive]
                                           print a role policy granting those tools' routes
+  example-service catalog -addr ADDR      serve the demo catalog API alone (the upstream that replicas share)
 `
 
 // errUsage marks a command-line mistake (exit status 2); the flag package
@@ -45,6 +47,8 @@ type config struct {
 	stateKeyFile       string // "" = a random key per process
 	stateKey           []byte // read from stateKeyFile
 	rateLimit          int    // calls per second per caller; 0 = off
+	drainDelay         time.Duration
+	shutdownTimeout    time.Duration
 }
 
 // run is the whole command: "routes" prints the route table or a role
@@ -53,6 +57,9 @@ type config struct {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "routes" {
 		return routes(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "catalog" {
+		return serveCatalog(ctx, args[1:], stderr)
 	}
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
@@ -76,6 +83,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.confirmDestructive, "confirm-destructive", false, "delete_item asks the user to confirm each deletion")
 	fs.StringVar(&cfg.redisURL, "redis", "", "share the permission replay guard, remembered answers and the rate limit with other replicas through the Redis at `URL` (redis://host:6379/0; needs -state-key-file)")
 	fs.StringVar(&cfg.stateKeyFile, "state-key-file", "", "the `file` holding the key (at least 32 bytes) that signs permission questions, the same on every replica (with -redis only)")
+	fs.DurationVar(&cfg.drainDelay, "drain-delay", 0, "on SIGTERM, keep serving this `long` with /readyz answering 503 before closing the listener, so that load balancers notice first")
+	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "then give in-flight calls this `long` to finish before cancelling them")
 	fs.IntVar(&cfg.rateLimit, "rate-limit", 0, "at most `N` tool calls per second per caller, in bursts of up to N (across replicas with -redis); 0 = no limit")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage:\n  example-service [flags]                 serve the catalog's MCP tools\n"+routesUsage+"\nFlags (each also from the environment: "+envPrefix+" + the flag in upper snake case, -proxy-auth is "+envName("proxy-auth")+"; the command line wins):\n")
@@ -108,6 +117,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, usageError(fs, "-caller applies to -stdio only; HTTP callers come from their tokens")
 	case cfg.callerRole == "":
 		return cfg, usageError(fs, "-caller must name a role")
+	case cfg.drainDelay < 0 || cfg.shutdownTimeout <= 0:
+		return cfg, usageError(fs, "-drain-delay must not be negative, -shutdown-timeout must be positive")
+	case cfg.stdio && set["drain-delay"]:
+		return cfg, usageError(fs, "-drain-delay applies to HTTP only")
 	case cfg.rateLimit < 0:
 		return cfg, usageError(fs, "-rate-limit must be 0 (off) or a positive number of calls per second")
 	case cfg.redisURL != "" && cfg.stateKeyFile == "":

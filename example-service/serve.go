@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -49,6 +50,8 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 		Logger:       logger,
 		Authorizer:   acc.authorizer,
 		Instructions: instructions,
+		// In-flight calls get this long after the listener closes.
+		ShutdownTimeout: cfg.shutdownTimeout,
 	}
 	if cfg.stdio {
 		opts.Caller = &authz.Caller{Subject: "local", Roles: []string{cfg.callerRole}}
@@ -68,6 +71,8 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 			l.UseLogLevel(slog.LevelDebug)
 			return l
 		}),
+		// Room for the drain and the in-flight calls, and a margin.
+		fx.StopTimeout(cfg.drainDelay + cfg.shutdownTimeout + 5*time.Second),
 		fx.Supply(opts),
 		fx.Provide(
 			func(lc fx.Lifecycle) (catalogURL, error) {
@@ -89,7 +94,7 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 	if cfg.stdio {
 		options = append(options, server.StdioIO(io.NopCloser(stdin), nopWriteCloser{stdout}))
 	} else {
-		hopts := server.HTTPOptions{Verifier: acc.verifier}
+		hopts := server.HTTPOptions{Verifier: acc.verifier, DrainDelay: cfg.drainDelay}
 		if cfg.anonymous != "" {
 			hopts.Anonymous = &authz.Caller{Subject: "anonymous", Roles: []string{cfg.anonymous}}
 		}
@@ -188,6 +193,45 @@ func embeddedCatalog(lc fx.Lifecycle, logger *slog.Logger) (catalogURL, error) {
 		OnStop: func(ctx context.Context) error { return srv.Shutdown(ctx) },
 	})
 	return catalogURL("http://" + ln.Addr().String()), nil
+}
+
+// serveCatalog is the catalog subcommand: the demo catalog API alone, in
+// memory, until ctx is done — the upstream that replicas of the service
+// share in the deployment kit (deploy/).
+func serveCatalog(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("example-service catalog", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8081", "HTTP listen `address`")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("catalog: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	srv := &http.Server{
+		Handler:           catalog.NewHandler(catalog.NewStore(catalog.DemoItems()...)),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	fmt.Fprintf(stderr, "example-service: demo catalog API (in memory) at http://%s\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Shutdown(stopCtx)
 }
 
 // catalogService is the catalog's server.Service: warming it checks that
