@@ -198,7 +198,9 @@ func TestCatalogCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr syncbuf.Buffer
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"catalog", "-addr", addr}, strings.NewReader(""), io.Discard, &stderr) }()
+	go func() {
+		done <- run(ctx, []string{"catalog", "-addr", addr}, strings.NewReader(""), io.Discard, &stderr)
+	}()
 	var resp *http.Response
 	for range 200 { // bounded wait for the listener
 		if resp, err = http.Get("http://" + addr + "/api/v1/items"); err == nil {
