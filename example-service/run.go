@@ -83,8 +83,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.confirmDestructive, "confirm-destructive", false, "delete_item asks the user to confirm each deletion")
 	fs.StringVar(&cfg.redisURL, "redis", "", "share the permission replay guard, remembered answers and the rate limit with other replicas through the Redis at `URL` (redis://host:6379/0; needs -state-key-file)")
 	fs.StringVar(&cfg.stateKeyFile, "state-key-file", "", "the `file` holding the key (at least 32 bytes) that signs permission questions, the same on every replica (with -redis only)")
-	fs.DurationVar(&cfg.drainDelay, "drain-delay", 0, "on SIGTERM, keep serving this `long` with /readyz answering 503 before closing the listener, so that load balancers notice first")
-	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "then give in-flight calls this `long` to finish before cancelling them")
+	fs.DurationVar(&cfg.drainDelay, "drain-delay", 0, "on SIGTERM, keep serving for this `duration` with /readyz answering 503 before closing the listener, so that load balancers notice first")
+	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "then give in-flight calls this `duration` to finish before cancelling them")
 	fs.IntVar(&cfg.rateLimit, "rate-limit", 0, "at most `N` tool calls per second per caller, in bursts of up to N (across replicas with -redis); 0 = no limit")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage:\n  example-service [flags]                 serve the catalog's MCP tools\n"+routesUsage+"\nFlags (each also from the environment: "+envPrefix+" + the flag in upper snake case, -proxy-auth is "+envName("proxy-auth")+"; the command line wins):\n")
