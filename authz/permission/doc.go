@@ -15,7 +15,8 @@
 // tool, subject, capability) allows or denies it. When no rule (and no
 // remembered answer) decides, the user is asked: "allow once", "allow
 // always", "deny" or "deny always". An "always" answer becomes a rule for
-// that principal, tool, subject and capability, kept in memory (bounded).
+// that principal, tool, subject and capability, kept in an [AnswerStore]
+// (in memory and bounded by default).
 //
 // # Asking
 //
@@ -62,10 +63,15 @@
 // request): such calls end with [ErrCannotAsk], a tool error, and the
 // handler goes no further.
 //
+// # Replicas
+//
 // The key is random per [Checker] unless [Options].Key is set: replicas
-// behind a load balancer must share a key. The replay guard is a
-// [NonceStore], in memory by default and so per process: replicas must
-// share one too ([Options].Nonces), or an answer used on one replica can
-// be used again on another. A store that cannot answer refuses the
-// answer ([NonceStoreError]).
+// behind a load balancer must share a key ([ReadKeyFile] reads one from
+// a file). The replay guard is a [NonceStore] and the "always" answers an
+// [AnswerStore], both in memory by default and so per process: replicas
+// must share them too ([Options].Nonces, [Options].Answers), or an answer
+// used on one replica can be used again on another, and an "always"
+// answer is asked again on the next replica. Package redisstore
+// (authz/permission/redisstore) keeps both on Redis. A store that cannot
+// answer fails the call closed with a [*StoreError]: nothing is granted.
 package permission
