@@ -44,9 +44,10 @@ func buildService(tb testing.TB) string {
 
 // replica is one example-service process.
 type replica struct {
-	cmd *exec.Cmd
-	url string // the MCP endpoint
-	log *logBuffer
+	cmd    *exec.Cmd
+	url    string // the MCP endpoint
+	log    *logBuffer
+	exited chan struct{}
 }
 
 // startReplica runs bin on a free 127.0.0.1 port with env added to the
@@ -54,7 +55,7 @@ type replica struct {
 // left out), and waits until it serves. It is stopped when tb ends.
 func startReplica(tb testing.TB, bin string, env []string, args ...string) *replica {
 	tb.Helper()
-	r := &replica{log: &logBuffer{url: make(chan string, 1)}}
+	r := &replica{log: &logBuffer{url: make(chan string, 1)}, exited: make(chan struct{})}
 	r.cmd = exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, envPrefix) {
@@ -66,7 +67,7 @@ func startReplica(tb testing.TB, bin string, env []string, args ...string) *repl
 	if err := r.cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	exited := make(chan struct{})
+	exited := r.exited
 	go func() { r.cmd.Wait(); close(exited) }()
 	tb.Cleanup(func() {
 		r.cmd.Process.Signal(os.Interrupt)
@@ -83,8 +84,12 @@ func startReplica(tb testing.TB, bin string, env []string, args ...string) *repl
 	return nil
 }
 
-// kill ends the replica at once (SIGKILL: no drain, no goodbye).
-func (r *replica) kill() { r.cmd.Process.Kill() }
+// kill ends the replica at once (SIGKILL: no drain, no goodbye) and
+// waits until it is gone, so that its port refuses connections.
+func (r *replica) kill() {
+	r.cmd.Process.Kill()
+	<-r.exited
+}
 
 // roundRobin is a load balancer's transport: each request goes to the
 // next backend in turn; a backend that refuses connections (a dead
