@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
-	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -110,9 +109,9 @@ func ExampleRegistry_Install_panic() {
 			return itemResult{Name: c.Names[in.ID][:3]}, nil // panics on short names
 		}),
 	})
-	// The panic and its stack go to this logger; the client sees a
-	// generic error.
-	reg.SetLogger(slog.New(slog.DiscardHandler))
+	// On a bare server the panic and its stack go to slog.Default (under
+	// server.New, to the server's logger); the client sees a generic
+	// error.
 
 	server := mcp.NewServer(&mcp.Implementation{Name: "catalog-mcp", Version: "v1.0.0"}, nil)
 	reg.Install(server, &Catalog{Names: map[string]string{"1": "towel", "2": "ox"}})

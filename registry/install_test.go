@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -239,8 +240,12 @@ func TestInstallCall(t *testing.T) {
 		}},
 		{Tool: "server_info", Local: true},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(tool.Call{}, "InputSchema")); diff != "" {
 		t.Errorf("CallFromContext mismatch (-want +got):\n%s", diff)
+	}
+	// The context carries the registry's own view of the tool.
+	if calls := r.Calls(); got[0] != calls[0] || got[2] != calls[1] {
+		t.Errorf("CallFromContext = %p %p, want the registry's Calls %p %p", got[0], got[2], calls[0], calls[1])
 	}
 }
 
@@ -314,8 +319,7 @@ func TestInstallValidation(t *testing.T) {
 // the registry's logger, and leaves the session serving.
 func TestInstallPanic(t *testing.T) {
 	r := registry.New[*Deps]()
-	var logs bytes.Buffer
-	r.SetLogger(slog.New(slog.NewJSONHandler(&logs, nil)))
+	logs := defaultLogs(t)
 	r.Register(tool.Tool[*Deps]{
 		Name:        "explode",
 		Description: "Panic.",
@@ -409,8 +413,7 @@ func TestInstallPanicOutsideHandler(t *testing.T) {
 		V touchy `json:"v"`
 	}
 	r := registry.New[*Deps]()
-	logs := &syncbuf.Buffer{}
-	r.SetLogger(slog.New(slog.NewJSONHandler(logs, nil)))
+	logs := defaultLogs(t)
 	r.Register(tool.Tool[*Deps]{
 		Name:        "echo",
 		Description: "Echo, upper-cased.",
@@ -440,7 +443,18 @@ func TestInstallPanicOutsideHandler(t *testing.T) {
 	}
 }
 
-// TestInstallPanicDefaultLogger checks that without SetLogger the panic
+// defaultLogs makes slog.Default log JSON to the returned buffer for the
+// rest of the test (which must not run in parallel): a bare server's
+// panics are logged there.
+func defaultLogs(t *testing.T) *syncbuf.Buffer {
+	logs := &syncbuf.Buffer{}
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	return logs
+}
+
+// TestInstallPanicDefaultLogger checks that on a bare server the panic
 // goes to slog.Default.
 func TestInstallPanicDefaultLogger(t *testing.T) {
 	var logs bytes.Buffer
@@ -572,8 +586,8 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if r.Len() != 8 {
-		t.Fatalf("Len = %d", r.Len())
+	if n := len(r.All()); n != 8 {
+		t.Fatalf("len(All) = %d", n)
 	}
 	cs := serve(t, r, &Deps{Items: map[string]string{"1": "x"}})
 	for i := range 8 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolroute/toolroute/internal/call"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -28,27 +29,18 @@ type Registry[C any] struct {
 	entries   map[string]*entry[C]
 	sorted    []*entry[C] // by name; rebuilt on Register
 	installed bool
-	logger    *slog.Logger
 }
 
 type entry[C any] struct {
 	tool tool.Tool[C] // Description dedented; routes copied
 	site string       // FILE:LINE of the Register call
-	call *tool.Call   // put in every call's context
+	call *tool.Call   // the tool as the server and authz see it; in every call's context
 	ann  *mcp.ToolAnnotations
 }
 
 // New returns an empty registry.
 func New[C any]() *Registry[C] {
 	return &Registry[C]{entries: map[string]*entry[C]{}}
-}
-
-// SetLogger sets the logger Install's wrapper reports recovered panics
-// to. nil (the default) selects [slog.Default] at the time of the panic.
-func (r *Registry[C]) SetLogger(l *slog.Logger) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.logger = l
 }
 
 // Register adds t to the registry. It panics, with a message of the form
@@ -87,7 +79,7 @@ func (r *Registry[C]) register(t tool.Tool[C], site string) error {
 	e := &entry[C]{
 		tool: t,
 		site: site,
-		call: &tool.Call{Tool: t.Name, ServiceKey: t.ServiceKey, Routes: t.VisibilityRoutes, Local: t.Local},
+		call: &tool.Call{Tool: t.Name, ServiceKey: t.ServiceKey, Routes: t.VisibilityRoutes, Local: t.Local, InputSchema: t.Handler.InputSchema()},
 		ann:  t.Behaviour.Annotations(t.Title, t.Idempotent, t.OpenWorld),
 	}
 	r.entries[t.Name] = e
@@ -224,18 +216,32 @@ func caller(skip int) string {
 	return fmt.Sprintf("%s:%d", file, line)
 }
 
-// dedent trims s and removes the indentation common to its non-blank
-// lines after the first, so descriptions can be written as indented raw
-// strings.
+// dedent trims s and removes the indentation its lines have in common,
+// so descriptions can be written as indented raw strings. Text that
+// starts on the opening line (after the backquote) takes no part in
+// finding the common indentation: only the lines after it do. Text that
+// starts on a line of its own counts like every other line, so that
+// relative indentation survives ("\n\t\tA.\n\t\t  B.\n\t" gives
+// "A.\n  B.").
 func dedent(s string) string {
-	s = strings.TrimSpace(s)
 	lines := strings.Split(s, "\n")
-	if len(lines) == 1 {
-		return s
+	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
+		lines = lines[1:]
+		s = "" // the text starts on a line of its own
+	}
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	from := 1 // the first line whose indentation counts
+	if s == "" {
+		from = 0
 	}
 	prefix := ""
 	first := true
-	for _, l := range lines[1:] {
+	for _, l := range lines[from:] {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
@@ -249,13 +255,12 @@ func dedent(s string) string {
 		}
 	}
 	for i := range lines {
-		if i == 0 {
-			lines[0] = strings.TrimRight(lines[0], " \t")
-			continue
-		}
-		if strings.TrimSpace(lines[i]) == "" {
+		switch {
+		case i < from:
+			lines[i] = strings.TrimLeft(lines[i], " \t")
+		case strings.TrimSpace(lines[i]) == "":
 			lines[i] = ""
-		} else {
+		default:
 			lines[i] = strings.TrimPrefix(lines[i], prefix)
 		}
 		lines[i] = strings.TrimRight(lines[i], " \t")
@@ -274,24 +279,6 @@ func (r *Registry[C]) All() []tool.Tool[C] {
 		out[i].VisibilityRoutes = slices.Clone(e.tool.VisibilityRoutes)
 	}
 	return out
-}
-
-// Names returns the registered tool names, sorted.
-func (r *Registry[C]) Names() []string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]string, len(r.sorted))
-	for i, e := range r.sorted {
-		out[i] = e.tool.Name
-	}
-	return out
-}
-
-// Len returns the number of registered tools.
-func (r *Registry[C]) Len() int {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return len(r.entries)
 }
 
 // Lookup returns the tool named name, and whether there is one. Its
@@ -325,40 +312,18 @@ func (r *Registry[C]) AnnotationsFor(name string) *mcp.ToolAnnotations {
 
 func ptr[T any](v T) *T { return &v }
 
-// IsLocal reports whether name is a registered Local tool.
-func (r *Registry[C]) IsLocal(name string) bool {
+// Calls returns every registered tool as the server and authz see it
+// (name, service, routes, locality, input schema), sorted by name: the
+// values every call's context carries (see [tool.CallFromContext]). They
+// are shared: do not modify them.
+func (r *Registry[C]) Calls() []*tool.Call {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	e, ok := r.entries[name]
-	return ok && e.tool.Local
-}
-
-// MappedTools returns the set of registered tools that have routes (every
-// tool but the local ones).
-func (r *Registry[C]) MappedTools() map[string]bool {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	m := map[string]bool{}
-	for name, e := range r.entries {
-		if !e.tool.Local {
-			m[name] = true
-		}
+	out := make([]*tool.Call, len(r.sorted))
+	for i, e := range r.sorted {
+		out[i] = e.call
 	}
-	return m
-}
-
-// Routes returns every mapped tool's routes by tool name. The slices are
-// copies; local tools are absent.
-func (r *Registry[C]) Routes() map[string][]tool.Route {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	m := map[string][]tool.Route{}
-	for name, e := range r.entries {
-		if !e.tool.Local {
-			m[name] = slices.Clone(e.tool.VisibilityRoutes)
-		}
-	}
-	return m
+	return out
 }
 
 // ServiceKeys returns the distinct service keys the registered tools
@@ -381,15 +346,17 @@ func (r *Registry[C]) ServiceKeys() []string {
 // description, annotations derived from its behaviour, and both schemas
 // reflected from its handler's types.
 //
-// Every call runs through Install's wrapper, which begins the call with
-// [tool.BeginCall] (the handler's context carries its [tool.Call] and the
-// state [tool.Progress] needs; the call ends when the handler returns,
-// unless the server began it) and turns a panic into an isError
-// result with a generic text (the panic and its stack are logged): one
-// bad tool never takes the process down. Install also adds a receiving
-// middleware to s that does the same for a panic in the SDK's decoding
-// of a call's arguments or encoding of its result (a field type's
-// UnmarshalJSON or MarshalText, say).
+// Install also adds a receiving middleware to s, for the calls of these
+// tools. Under server.New, whose chain begins every call and logs it, it
+// only recovers a panic in the SDK's own work for a call (decoding the
+// arguments: a field type's UnmarshalJSON; encoding the result:
+// MarshalJSON, MarshalText), which the SDK does not recover, into the
+// isError result a panicking handler gets. On a bare *mcp.Server it
+// also begins the call (its context carries the tool's [tool.Call] and,
+// when the client sent a progress token, the state [tool.Progress]
+// needs, shared by every run of the handler in the call) and logs a
+// panic, with its stack, to [slog.Default]. Either way one bad tool
+// never takes the process down, and the client sees a generic text.
 //
 // A registry may be installed on several servers. Register panics after
 // the first Install.
@@ -398,11 +365,11 @@ func (r *Registry[C]) Install(s *mcp.Server, deps C) {
 	r.installed = true
 	entries := slices.Clone(r.sorted)
 	r.mu.Unlock()
-	names := make(map[string]bool, len(entries))
+	tools := make(map[string]*call.Tool, len(entries))
 	for _, e := range entries {
-		names[e.tool.Name] = true
+		tools[e.tool.Name] = &call.Tool{Info: e.call}
 	}
-	s.AddReceivingMiddleware(r.recoverCalls(names))
+	s.AddReceivingMiddleware(callMiddleware(tools))
 	for _, e := range entries {
 		t := &mcp.Tool{
 			Name:        e.tool.Name,
@@ -410,85 +377,59 @@ func (r *Registry[C]) Install(s *mcp.Server, deps C) {
 			Description: e.tool.Description,
 			Annotations: r.AnnotationsFor(e.tool.Name),
 		}
-		e.tool.Handler.AddTo(s, t, deps, r.wrap(e))
+		call.AddTool(e.tool.Handler, s, t, deps)
 	}
 }
 
-// errInternal is what a client sees of a panicking handler.
-var errInternal = errors.New("internal error: the tool failed unexpectedly; the failure was logged")
-
-func (r *Registry[C]) wrap(e *entry[C]) tool.Wrap {
-	return func(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) error) (err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				r.logPanic(ctx, e.tool.Name, p)
-				err = &PanicError{Tool: e.tool.Name, Value: p}
-			}
-		}()
-		ctx, end := tool.BeginCall(ctx, e.call)
-		defer end()
-		return run(ctx)
-	}
-}
-
-// recoverCalls is a receiving middleware for the calls of names. It
-// recovers a panic anywhere in a call, around the SDK's own work as well
-// as the handler's: decoding the arguments (a field's UnmarshalJSON or
-// UnmarshalText) and encoding the result (MarshalJSON, MarshalText) run
-// outside the handler, in the SDK, which recovers nothing. The call then
-// gets the same generic isError result as a panicking handler. And it
-// begins a call with a progress token (see [tool.BeginCall]) before the
-// SDK runs its handler, once or, for an input round of an older client,
-// twice: its progress values keep increasing across the runs.
-func (r *Registry[C]) recoverCalls(names map[string]bool) mcp.Middleware {
+// callMiddleware is Install's receiving middleware for the calls of
+// tools (see [Registry.Install]).
+func callMiddleware(tools map[string]*call.Tool) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			cr, ok := req.(*mcp.CallToolRequest)
-			if method != "tools/call" || !ok || cr.Params == nil || !names[cr.Params.Name] {
+			if method != "tools/call" || !ok || cr.Params == nil {
 				return next(ctx, method, req)
 			}
-			if cr.Params.GetProgressToken() != nil {
-				// One progress state for the whole call: the SDK may run
-				// the handler twice in it (an input round converted for
-				// an older client), and values must keep increasing.
-				var end func()
-				ctx, end = tool.BeginCall(ctx, nil)
-				defer end()
+			t := tools[cr.Params.Name]
+			if t == nil {
+				return next(ctx, method, req)
 			}
-			defer func() {
-				if p := recover(); p != nil {
-					r.logPanic(ctx, cr.Params.Name, p)
-					r := new(mcp.CallToolResult)
-					r.SetError(&PanicError{Tool: cr.Params.Name, Value: p}) // what the handler's panic gives
-					res, err = r, nil
+			if outer, _ := call.From(ctx); outer != nil && outer.Server {
+				return recoverSDK(ctx, next, method, cr)
+			}
+			// A bare server: this is the outermost layer of the call.
+			ctx, end := call.Begin(ctx, t, cr)
+			defer end()
+			res, err := recoverSDK(ctx, next, method, cr)
+			if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
+				var pe *PanicError
+				if errors.As(r.GetError(), &pe) {
+					slog.Default().ErrorContext(ctx, "toolroute: tool handler panicked",
+						slog.String("tool", cr.Params.Name),
+						slog.Any("panic", pe.Value),
+						slog.String("stack", string(pe.Stack)))
 				}
-			}()
-			return next(ctx, method, req)
+			}
+			return res, err
 		}
 	}
 }
 
-func (r *Registry[C]) logPanic(ctx context.Context, name string, p any) {
-	r.mu.RLock()
-	l := r.logger
-	r.mu.RUnlock()
-	if l == nil {
-		l = slog.Default()
-	}
-	l.ErrorContext(ctx, "toolroute: tool handler panicked",
-		slog.String("tool", name),
-		slog.Any("panic", p),
-		slog.String("stack", string(debug.Stack())))
+// recoverSDK runs next, turning a panic into the isError result of a
+// panicking handler.
+func recoverSDK(ctx context.Context, next mcp.MethodHandler, method string, req *mcp.CallToolRequest) (res mcp.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r := new(mcp.CallToolResult)
+			r.SetError(&PanicError{Tool: req.Params.Name, Value: p, Stack: debug.Stack()})
+			res, err = r, nil
+		}
+	}()
+	return next(ctx, method, req)
 }
 
-// PanicError is the error a panicking handler's call ends with: Tool
-// names the tool ("" when the server reports a panic outside a tool
-// call), Value is what was panicked with. Its message is generic: the
-// panic value stays in the server's log.
-type PanicError struct {
-	Tool  string
-	Value any
-}
-
-// Error returns a generic text that tells nothing of the panic value.
-func (e *PanicError) Error() string { return errInternal.Error() }
+// PanicError is the error a panicking call ends with: Tool names the tool
+// ("" when the server reports a panic outside a tool call), Value is what
+// was panicked with, Stack the stack where it panicked. Its message is
+// generic: the panic value stays in the server's log.
+type PanicError = call.PanicError

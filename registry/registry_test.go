@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -244,7 +245,7 @@ func TestCheck(t *testing.T) {
 
 			r := registry.New[*Deps]()
 			err, site := checkAt(r, tl)
-			if r.Len() != 0 {
+			if len(r.All()) != 0 {
 				t.Fatalf("Check registered the tool")
 			}
 			prefix := fmt.Sprintf("registry: tool %q (registered at %s): ", tl.Name, site)
@@ -276,7 +277,7 @@ func TestCheck(t *testing.T) {
 			if want := strings.ReplaceAll(err.Error(), site, rsite); msg != want {
 				t.Errorf("Register panicked with\n%s\nwant Check's message\n%s", msg, want)
 			}
-			if r.Len() != 0 {
+			if len(r.All()) != 0 {
 				t.Errorf("a refused tool was registered")
 			}
 		})
@@ -390,7 +391,7 @@ func TestDuplicate(t *testing.T) {
 	if panicMessage(func() { r.Register(other) }) == "" {
 		t.Fatal("duplicate local tool registered")
 	}
-	if got, _ := r.Lookup("get_item"); got.Local || r.Len() != 1 {
+	if got, _ := r.Lookup("get_item"); got.Local || len(r.All()) != 1 {
 		t.Errorf("the duplicate replaced the first tool: %+v", got)
 	}
 }
@@ -405,7 +406,7 @@ func TestRegisterAfterInstall(t *testing.T) {
 	if msg != want {
 		t.Errorf("Register after Install panicked with\n%s\nwant\n%s", msg, want)
 	}
-	if r.IsLocal("server_info") || r.Len() != 1 {
+	if localTools(r)["server_info"] || len(r.All()) != 1 {
 		t.Error("Register after Install registered the tool")
 	}
 	err, site := checkAt(r, local())
@@ -545,9 +546,6 @@ func TestViews(t *testing.T) {
 	r := newRegistry(t)
 
 	wantNames := []string{"add_note", "create_invoice", "delete_item", "list_items", "server_info"}
-	if diff := cmp.Diff(wantNames, r.Names()); diff != "" {
-		t.Errorf("Names mismatch (-want +got):\n%s", diff)
-	}
 	var all []string
 	for _, tl := range r.All() {
 		all = append(all, tl.Name)
@@ -555,8 +553,12 @@ func TestViews(t *testing.T) {
 	if diff := cmp.Diff(wantNames, all); diff != "" {
 		t.Errorf("All is not sorted by name (-want +got):\n%s", diff)
 	}
-	if r.Len() != 5 {
-		t.Errorf("Len = %d, want 5", r.Len())
+	var calls []string
+	for _, c := range r.Calls() {
+		calls = append(calls, c.Tool)
+	}
+	if diff := cmp.Diff(wantNames, calls); diff != "" {
+		t.Errorf("Calls is not sorted by name (-want +got):\n%s", diff)
 	}
 
 	got, ok := r.Lookup("list_items")
@@ -567,15 +569,9 @@ func TestViews(t *testing.T) {
 		t.Errorf("Lookup(nope) = %+v, %v", got, ok)
 	}
 
-	for name, want := range map[string]bool{"server_info": true, "add_note": true, "list_items": false, "nope": false} {
-		if got := r.IsLocal(name); got != want {
-			t.Errorf("IsLocal(%q) = %v, want %v", name, got, want)
-		}
-	}
-
-	wantMapped := map[string]bool{"create_invoice": true, "delete_item": true, "list_items": true}
-	if diff := cmp.Diff(wantMapped, r.MappedTools()); diff != "" {
-		t.Errorf("MappedTools mismatch (-want +got):\n%s", diff)
+	wantLocal := map[string]bool{"server_info": true, "add_note": true}
+	if diff := cmp.Diff(wantLocal, localTools(r)); diff != "" {
+		t.Errorf("local tools of Calls mismatch (-want +got):\n%s", diff)
 	}
 
 	wantRoutes := map[string][]tool.Route{
@@ -583,8 +579,8 @@ func TestViews(t *testing.T) {
 		"delete_item":    {{URI: "/catalog/api/v1/items/{id}", Method: "DELETE"}},
 		"list_items":     {{URI: "/catalog/api/v1/items", Method: "GET"}, {URI: "/catalog/api/v1/shops/{shop}/items", Method: "GET"}},
 	}
-	if diff := cmp.Diff(wantRoutes, r.Routes()); diff != "" {
-		t.Errorf("Routes mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(wantRoutes, routesOf(r)); diff != "" {
+		t.Errorf("routes of Calls mismatch (-want +got):\n%s", diff)
 	}
 
 	if diff := cmp.Diff([]string{"billing", "catalog"}, r.ServiceKeys()); diff != "" {
@@ -606,26 +602,43 @@ func TestViewsAreCopies(t *testing.T) {
 	r := registry.New[*Deps]()
 	tl := mapped()
 	r.Register(tl)
-	want := r.Routes()
+	want := routesOf(r)
 
 	tl.VisibilityRoutes[0].URI = "/catalog/admin" // the caller's slice
 	got, _ := r.Lookup("get_item")
 	got.VisibilityRoutes[0].URI = "/catalog/lookup"
 	r.All()[0].VisibilityRoutes[0].URI = "/catalog/all"
-	r.Routes()["get_item"][0].URI = "/catalog/routes"
-	r.MappedTools()["other"] = true
 	tbl := r.Table()
 	tbl.Tools[0].Routes[0].URI = "/catalog/table"
 
-	if diff := cmp.Diff(want, r.Routes()); diff != "" {
+	if diff := cmp.Diff(want, routesOf(r)); diff != "" {
 		t.Errorf("routes changed (-want +got):\n%s", diff)
 	}
 	if got, _ := r.Lookup("get_item"); got.VisibilityRoutes[0].URI != "/catalog/api/v1/items/{id}" {
 		t.Errorf("Lookup route changed to %q", got.VisibilityRoutes[0].URI)
 	}
-	if r.MappedTools()["other"] {
-		t.Error("MappedTools changed")
+}
+
+// localTools returns the set of r's local tools, read from its Calls.
+func localTools[C any](r *registry.Registry[C]) map[string]bool {
+	m := map[string]bool{}
+	for _, c := range r.Calls() {
+		if c.Local {
+			m[c.Tool] = true
+		}
 	}
+	return m
+}
+
+// routesOf returns the routes of r's mapped tools, read from its Calls.
+func routesOf[C any](r *registry.Registry[C]) map[string][]tool.Route {
+	m := map[string][]tool.Route{}
+	for _, c := range r.Calls() {
+		if !c.Local {
+			m[c.Tool] = slices.Clone(c.Routes)
+		}
+	}
+	return m
 }
 
 func TestAnnotationsFor(t *testing.T) {

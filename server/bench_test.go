@@ -88,8 +88,8 @@ func median(ds []time.Duration) time.Duration {
 	return ds[len(ds)/2]
 }
 
-// rawHandler serves the echo tool from a raw go-sdk server at /mcp.
-func rawHandler() http.Handler {
+// rawServer is a raw go-sdk server of the echo tool.
+func rawServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "raw", Version: "1"}, nil)
 	in, _ := schema.For(reflect.TypeFor[benchArgs]())
 	out, _ := schema.For(reflect.TypeFor[benchOut]())
@@ -97,14 +97,20 @@ func rawHandler() http.Handler {
 		func(ctx context.Context, _ *mcp.CallToolRequest, a benchArgs) (*mcp.CallToolResult, benchOut, error) {
 			return nil, benchEcho(ctx, a), nil
 		})
+	return s
+}
+
+// rawHandler serves the echo tool from a raw go-sdk server at /mcp.
+func rawHandler() http.Handler {
+	s := rawServer()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}))
 	return mux
 }
 
-// toolrouteHandler serves the echo tool, declared as a mapped tool, from
-// server.New through an HTTPServer's handler.
-func toolrouteHandler(b *testing.B) http.Handler {
+// toolrouteServer serves the echo tool, declared as a mapped tool, from
+// server.New.
+func toolrouteServer(b *testing.B) *mcp.Server {
 	r := registry.New[struct{}]()
 	r.Register(tool.Tool[struct{}]{
 		Name: "echo", Description: "Echo.", Behaviour: behaviour.ReadOnly,
@@ -117,6 +123,12 @@ func toolrouteHandler(b *testing.B) http.Handler {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return s
+}
+
+// toolrouteHandler serves toolrouteServer through an HTTPServer's handler.
+func toolrouteHandler(b *testing.B) http.Handler {
+	s := toolrouteServer(b)
 	hs, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(map[string]authz.Caller{"bench-token": {Subject: "bench"}})})
 	if err != nil {
 		b.Fatal(err)
@@ -130,6 +142,79 @@ func runCalls(b *testing.B, h http.Handler, token string, args map[string]any) {
 	ts := httptest.NewServer(h)
 	defer ts.Close()
 	cs := servertest.ConnectHTTP(b, ts.URL+"/mcp", token, nil)
+	ctx := context.Background()
+	params := &mcp.CallToolParams{Name: "echo", Arguments: args}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil || res.IsError {
+			b.Fatalf("call: %v %v", err, res)
+		}
+	}
+}
+
+// BenchmarkCallInMemory compares one typed tools/call over in-memory
+// transports through server.New's whole chain with a raw go-sdk server
+// serving the same tool with the same schemas. allocs/op of "toolroute"
+// minus "raw" is what toolroute adds to a call.
+func BenchmarkCallInMemory(b *testing.B) {
+	args := map[string]any{"text": "hello", "count": 3}
+	b.Run("raw", func(b *testing.B) {
+		runMemCalls(b, connectMem(b, rawServer()), args)
+	})
+	b.Run("toolroute", func(b *testing.B) {
+		runMemCalls(b, connectMem(b, toolrouteServer(b)), args)
+	})
+	// paired alternates the two, call by call (see BenchmarkCallHTTP).
+	b.Run("paired", func(b *testing.B) {
+		rawCS, trCS := connectMem(b, rawServer()), connectMem(b, toolrouteServer(b))
+		ctx := context.Background()
+		params := &mcp.CallToolParams{Name: "echo", Arguments: args}
+		var rawTimes, trTimes []time.Duration
+		timed := func(cs *mcp.ClientSession) time.Duration {
+			start := time.Now()
+			res, err := cs.CallTool(ctx, params)
+			if err != nil || res.IsError {
+				b.Fatalf("call: %v %v", err, res)
+			}
+			return time.Since(start)
+		}
+		for b.Loop() {
+			if len(rawTimes)%2 == 0 {
+				rawTimes = append(rawTimes, timed(rawCS))
+				trTimes = append(trTimes, timed(trCS))
+			} else {
+				trTimes = append(trTimes, timed(trCS))
+				rawTimes = append(rawTimes, timed(rawCS))
+			}
+		}
+		rawMedian, trMedian := median(rawTimes), median(trTimes)
+		b.ReportMetric(float64(rawMedian.Nanoseconds()), "raw-ns/call")
+		b.ReportMetric(float64(trMedian.Nanoseconds()), "toolroute-ns/call")
+		b.ReportMetric(float64(trMedian)/float64(rawMedian), "ratio")
+	})
+}
+
+// connectMem connects a client to s over in-memory transports.
+func connectMem(b *testing.B, s *mcp.Server) *mcp.ClientSession {
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(authz.WithCaller(ctx, authz.Caller{Subject: "bench"}), st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return cs
+}
+
+func runMemCalls(b *testing.B, cs *mcp.ClientSession, args map[string]any) {
 	ctx := context.Background()
 	params := &mcp.CallToolParams{Name: "echo", Arguments: args}
 	b.ReportAllocs()

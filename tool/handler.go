@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime/debug"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolroute/toolroute/internal/call"
 	"github.com/toolroute/toolroute/internal/schema"
 )
 
@@ -25,15 +27,8 @@ type Handler[C any] struct {
 type binding[C any] struct {
 	in, out *jsonschema.Schema // out is nil for HandleResult
 	err     error
-	add     func(s *mcp.Server, t *mcp.Tool, deps C, wrap Wrap)
+	add     func(s *mcp.Server, t *mcp.Tool, deps C)
 }
-
-// Wrap runs one invocation of a handler: it must call run (at most once)
-// with the context the handler should see, and return run's error or one
-// of its own. The registry's Wrap recovers panics and begins the call
-// with [BeginCall], which puts the [Call] and the progress state in the
-// context.
-type Wrap func(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) error) error
 
 // IsZero reports whether h is the zero Handler (no handler was set).
 func (h Handler[C]) IsZero() bool { return h.b == nil }
@@ -70,18 +65,26 @@ func (h Handler[C]) OutputSchema() *jsonschema.Schema {
 	return h.b.out
 }
 
-// AddTo adds t to s, served by h with deps. t's schemas are set here
-// from h's (callers leave them nil). Every call runs through wrap, which
-// may be nil. The SDK validates arguments against the input schema before
-// the handler runs and answers bad ones with an isError result.
-//
-// AddTo panics if h is zero or [Handler.Err] is not nil; the registry's
-// Install checks both first.
-func (h Handler[C]) AddTo(s *mcp.Server, t *mcp.Tool, deps C, wrap Wrap) {
+func init() {
+	call.SetAddTool(func(h any, s *mcp.Server, t *mcp.Tool, deps any) {
+		h.(interface {
+			addTo(*mcp.Server, *mcp.Tool, any)
+		}).addTo(s, t, deps)
+	})
+}
+
+// addTo adds t to s, served by h with deps (a C): the registry's Install
+// reaches it through internal/call. t's schemas are set here from h's
+// (callers leave them nil). The SDK validates arguments against the input
+// schema before the handler runs and answers bad ones with an isError
+// result. It panics if h is zero or [Handler.Err] is not nil; the
+// registry checks both first.
+func (h Handler[C]) addTo(s *mcp.Server, t *mcp.Tool, deps any) {
 	if err := h.Err(); err != nil {
-		panic(fmt.Sprintf("tool: AddTo %q: %v", t.Name, err))
+		panic(fmt.Sprintf("tool: add %q: %v", t.Name, err))
 	}
-	h.b.add(s, t, deps, wrap)
+	d, _ := deps.(C) // a nil interface C stays nil
+	h.b.add(s, t, d)
 }
 
 // Handle makes a typed Handler. fn gets the dependency container, the raw
@@ -106,23 +109,21 @@ func Handle[C, In, Out any](fn func(ctx context.Context, deps C, req *mcp.CallTo
 	in, inErr := schema.Input(reflect.TypeFor[In]())
 	out, outErr := schema.Output(reflect.TypeFor[Out]())
 	b := &binding[C]{in: in, out: out, err: errors.Join(inErr, outErr)}
-	b.add = func(s *mcp.Server, t *mcp.Tool, deps C, wrap Wrap) {
+	b.add = func(s *mcp.Server, t *mcp.Tool, deps C) {
 		tt := *t
 		tt.InputSchema, tt.OutputSchema = in, out
-		mcp.AddTool(s, &tt, func(ctx context.Context, req *mcp.CallToolRequest, args In) (*mcp.CallToolResult, Out, error) {
-			var res Out
-			run := func(ctx context.Context) (err error) {
-				res, err = fn(ctx, deps, req, args)
-				return err
-			}
-			if err := invoke(ctx, req, wrap, run); err != nil {
+		name := t.Name
+		mcp.AddTool(s, &tt, func(ctx context.Context, req *mcp.CallToolRequest, args In) (res *mcp.CallToolResult, out Out, err error) {
+			defer recoverCall(name, &res, &err)
+			out, err = fn(ctx, deps, req, args)
+			if err != nil {
 				var zero Out
 				if ask := inputRequired(err); ask != nil {
 					return ask, zero, nil
 				}
-				return nil, zero, err
+				return nil, zero, call.ClientError(err)
 			}
-			return nil, res, nil
+			return nil, out, nil
 		})
 	}
 	return Handler[C]{b: b}
@@ -131,33 +132,41 @@ func Handle[C, In, Out any](fn func(ctx context.Context, deps C, req *mcp.CallTo
 // HandleResult makes a Handler whose fn returns a whole
 // [mcp.CallToolResult]: several contents, images, or an error result of
 // its own. Such a tool declares no output schema. In must reflect to an
-// object schema.
+// object schema. Errors and panics are handled as by [Handle].
 func HandleResult[C, In any](fn func(ctx context.Context, deps C, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, error)) Handler[C] {
 	if fn == nil {
 		return Handler[C]{}
 	}
 	in, err := schema.Input(reflect.TypeFor[In]())
 	b := &binding[C]{in: in, err: err}
-	b.add = func(s *mcp.Server, t *mcp.Tool, deps C, wrap Wrap) {
+	b.add = func(s *mcp.Server, t *mcp.Tool, deps C) {
 		tt := *t
 		// OutputSchema stays nil and Out is any: the SDK infers nothing.
 		tt.InputSchema, tt.OutputSchema = in, nil
-		mcp.AddTool(s, &tt, func(ctx context.Context, req *mcp.CallToolRequest, args In) (*mcp.CallToolResult, any, error) {
-			var res *mcp.CallToolResult
-			run := func(ctx context.Context) (err error) {
-				res, err = fn(ctx, deps, req, args)
-				return err
-			}
-			if err := invoke(ctx, req, wrap, run); err != nil {
+		name := t.Name
+		mcp.AddTool(s, &tt, func(ctx context.Context, req *mcp.CallToolRequest, args In) (res *mcp.CallToolResult, _ any, err error) {
+			defer recoverCall(name, &res, &err)
+			res, err = fn(ctx, deps, req, args)
+			if err != nil {
 				if ask := inputRequired(err); ask != nil {
 					return ask, nil, nil
 				}
-				return nil, nil, err
+				return nil, nil, call.ClientError(err)
 			}
 			return res, nil, nil
 		})
 	}
 	return Handler[C]{b: b}
+}
+
+// recoverCall turns a panic of the handler of the tool name into the
+// call's error, a *call.PanicError with the stack: the client gets an
+// isError result with a generic text, and the server logs the panic (one
+// bad tool never takes the process down).
+func recoverCall(name string, res **mcp.CallToolResult, err *error) {
+	if p := recover(); p != nil {
+		*res, *err = nil, &call.PanicError{Tool: name, Value: p, Stack: debug.Stack()}
+	}
 }
 
 // inputRequired returns the question err carries, if it has an
@@ -176,11 +185,4 @@ func inputRequired(err error) *mcp.CallToolResult {
 		return nil
 	}
 	return res
-}
-
-func invoke(ctx context.Context, req *mcp.CallToolRequest, wrap Wrap, run func(context.Context) error) error {
-	if wrap == nil {
-		return run(ctx)
-	}
-	return wrap(ctx, req, run)
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -17,24 +19,26 @@ type importResult struct {
 	Imported int `json:"imported"`
 }
 
-// A handler reports its progress with Progress; the registry's wrapper
-// begins every call (here a wrapper of the same kind does), and a client
-// that gave a progress token receives the reports, in order.
+// A handler reports its progress with Progress; a client that gave a
+// progress token receives the reports, in order. The registry (or the
+// server) begins every call, with the state Progress needs.
 func ExampleProgress() {
-	importFiles := tool.Handle(func(ctx context.Context, _ struct{}, req *mcp.CallToolRequest, in importArgs) (importResult, error) {
-		for i, f := range in.Files {
-			// ... import f ...
-			_ = tool.Progress(ctx, req, float64(i+1), float64(len(in.Files)), "imported "+f)
-		}
-		return importResult{Imported: len(in.Files)}, nil
+	reg := registry.New[struct{}]()
+	reg.Register(tool.Tool[struct{}]{
+		Name:        "import",
+		Description: "Import files.",
+		Local:       true,
+		Behaviour:   behaviour.Additive,
+		Handler: tool.Handle(func(ctx context.Context, _ struct{}, req *mcp.CallToolRequest, in importArgs) (importResult, error) {
+			for i, f := range in.Files {
+				// ... import f ...
+				_ = tool.Progress(ctx, req, float64(i+1), float64(len(in.Files)), "imported "+f)
+			}
+			return importResult{Imported: len(in.Files)}, nil
+		}),
 	})
 	s := mcp.NewServer(&mcp.Implementation{Name: "example", Version: "v1"}, nil)
-	importFiles.AddTo(s, &mcp.Tool{Name: "import", Description: "Import files."}, struct{}{},
-		func(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) error) error {
-			ctx, end := tool.BeginCall(ctx, &tool.Call{Tool: req.Params.Name, Local: true})
-			defer end()
-			return run(ctx)
-		})
+	reg.Install(s, struct{}{})
 
 	reports := make(chan string, 10)
 	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v1"}, &mcp.ClientOptions{

@@ -236,12 +236,6 @@ func TestBeginCall(t *testing.T) {
 	if got := tool.CallFromContext(ctx); got != c {
 		t.Errorf("CallFromContext = %v, want %v", got, c)
 	}
-	// An inner BeginCall of a live call shares it and does not end it.
-	inner, innerEnd := tool.BeginCall(ctx, &tool.Call{Tool: "u"})
-	if got := tool.CallFromContext(inner); got.Tool != "u" {
-		t.Errorf("inner CallFromContext = %v, want u", got)
-	}
-	innerEnd()
 	// A nil Call keeps none.
 	outer, outerEnd := tool.BeginCall(context.Background(), nil)
 	defer outerEnd()

@@ -3,7 +3,10 @@ package tool
 import (
 	"context"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/call"
 )
 
 // Tool is one tool's whole declaration. C is the service's dependency
@@ -48,9 +51,12 @@ type Tool[C any] struct {
 	Handler Handler[C]
 }
 
-// Call describes the tool call a context belongs to. The registry puts it
-// in every handler's context; authz's upstream transport reads it to check
-// what the tool sends.
+// Call describes a registered tool as the rest of toolroute sees it: the
+// registry makes one per tool, the server and its authorization read
+// them (which tools exist, who may see and call them, which services they
+// need), and every call's context carries its tool's (see
+// [CallFromContext]), so that authz's upstream transport can check what
+// the tool sends.
 type Call struct {
 	// Tool is the tool's name.
 	Tool string
@@ -61,20 +67,18 @@ type Call struct {
 	Routes []Route
 	// Local reports whether the tool is local.
 	Local bool
-}
-
-type callKey struct{}
-
-// WithCall returns a copy of ctx carrying c. [BeginCall] calls it for
-// every call the registry runs; tests of code that reads
-// [CallFromContext] may call it too.
-func WithCall(ctx context.Context, c *Call) context.Context {
-	return context.WithValue(ctx, callKey{}, c)
+	// InputSchema is the tool's input schema, if known. It is shared: do
+	// not modify it.
+	InputSchema *jsonschema.Schema
 }
 
 // CallFromContext returns the tool call ctx belongs to, or nil outside a
 // tool call.
 func CallFromContext(ctx context.Context) *Call {
-	c, _ := ctx.Value(callKey{}).(*Call)
+	t, _ := call.From(ctx)
+	if t == nil {
+		return nil
+	}
+	c, _ := t.Info.(*Call)
 	return c
 }

@@ -1,0 +1,212 @@
+// Package call holds what tool, registry, server and authz share about
+// one tool call: the tool it belongs to, its progress state, and the
+// errors of the call path (a recovered panic, an upstream failure shown
+// with a fixed text). Nothing here is API.
+//
+// A call is begun once, by the outermost layer that runs it: the
+// server's chain under server.New, else the registry's middleware on a
+// bare *mcp.Server. [Begin] puts the call in the context; [From] reads
+// it back.
+package call
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tool is what every call of one tool shares. It is built once per tool
+// and server (or registry installation), never per call.
+type Tool struct {
+	// Info is the tool's *tool.Call (this package cannot import tool).
+	Info any
+	// Authorizer is the server's authz.Authorizer; nil on a bare server.
+	Authorizer any
+	// Server reports that the server's chain runs the call: it logs a
+	// panic (with its stack) in the call's log record and ends the call.
+	Server bool
+}
+
+// State is one call's progress state: the last progress value sent, and
+// whether the call has ended. It exists only for a call whose client
+// sent a progress token.
+type State struct {
+	Tool *Tool
+
+	mu    sync.Mutex // held while a notification is sent: sends are ordered
+	ended bool
+	sent  bool    // a progress notification was sent
+	last  float64 // the progress value of the last one
+	total float64 // its total (0: unknown)
+}
+
+type key struct{}
+
+// Begin begins a call of t. Without a progress token in req, it only
+// puts t in ctx (one context value, no state); with one, it puts a fresh
+// [State] there, which end ends. Begin is called once per call, by the
+// outermost layer running it.
+func Begin(ctx context.Context, t *Tool, req *mcp.CallToolRequest) (_ context.Context, end func()) {
+	if req == nil || req.Params == nil || req.Params.GetProgressToken() == nil {
+		return context.WithValue(ctx, key{}, t), func() {}
+	}
+	st := &State{Tool: t}
+	return context.WithValue(ctx, key{}, st), st.End
+}
+
+// With returns ctx carrying t without progress state, for tests of code
+// that reads the call.
+func With(ctx context.Context, t *Tool) context.Context {
+	return context.WithValue(ctx, key{}, t)
+}
+
+// From returns the call ctx belongs to and its progress state (nil when
+// the client asked no progress); nil, nil outside a call.
+func From(ctx context.Context) (*Tool, *State) {
+	switch v := ctx.Value(key{}).(type) {
+	case *Tool:
+		return v, nil
+	case *State:
+		return v.Tool, v
+	}
+	return nil, nil
+}
+
+// End ends the call: later notifications send nothing. It waits for a
+// notification being sent, and may be called more than once.
+func (st *State) End() {
+	st.mu.Lock()
+	st.ended = true
+	st.mu.Unlock()
+}
+
+// ErrNoCall is the error of a progress report outside a call.
+var ErrNoCall = errors.New("tool: Progress outside a tool call (install the tool with a registry, and pass the handler's context)")
+
+// Notify sends one progress notification for req's call, with the value
+// and total next decides under the call's lock (ok false: send nothing).
+// It sends nothing when the client gave no progress token or the call
+// has ended.
+func Notify(ctx context.Context, req *mcp.CallToolRequest, message string, next func(sent bool, last, total float64) (value, newTotal float64, ok bool)) error {
+	if req == nil || req.Params == nil || req.Session == nil {
+		return nil
+	}
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return nil
+	}
+	_, st := From(ctx)
+	if st == nil {
+		return ErrNoCall
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ended {
+		return nil
+	}
+	v, total, ok := next(st.sent, st.last, st.total)
+	if !ok {
+		return nil
+	}
+	st.sent, st.last, st.total = true, v, total
+	return req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+		ProgressToken: token,
+		Progress:      v,
+		Total:         total,
+		Message:       message,
+	})
+}
+
+// Heartbeat tells a call's client that the call is still running: it
+// sends the call's last progress value (0 if none was sent yet) raised by
+// the smallest representable amount, with the last total (omitted if the
+// raised value exceeds it) and message. The tool's next real report is
+// still greater.
+func Heartbeat(ctx context.Context, req *mcp.CallToolRequest, message string) error {
+	return Notify(ctx, req, message, func(sent bool, last, total float64) (float64, float64, bool) {
+		v := 0.0
+		if sent {
+			v = math.Nextafter(last, math.Inf(1))
+		}
+		if math.IsInf(v, 0) {
+			return 0, 0, false
+		}
+		if v > total {
+			total = 0
+		}
+		return v, total, true
+	})
+}
+
+// PanicError is the error a call that panicked ends with: Tool names the
+// tool ("" for a panic outside a tool call), Value is what was panicked
+// with, Stack the panicking goroutine's stack. Its message is generic:
+// the panic value and stack go to the server's log only.
+type PanicError struct {
+	Tool  string
+	Value any
+	Stack []byte
+}
+
+// Error returns a generic text that tells nothing of the panic value.
+func (e *PanicError) Error() string {
+	return "internal error: the tool failed unexpectedly; the failure was logged"
+}
+
+// fixed, set by authz when it is linked, returns the error of err's chain
+// whose text is fixed and safe to show a client (an authorization
+// refusal), or nil.
+var fixed func(err error) error
+
+// SetFixed sets the function [ClientError] asks for an error of fixed
+// text; authz calls it from an init function.
+func SetFixed(f func(err error) error) { fixed = f }
+
+// UpstreamError is what a client sees of an error that would show it an
+// upstream request's URL (a *url.Error's text): a fixed text. Err is the
+// handler's error, for the server's log.
+type UpstreamError struct{ Err error }
+
+// Error returns "upstream request failed".
+func (e *UpstreamError) Error() string { return "upstream request failed" }
+
+// Unwrap returns e.Err.
+func (e *UpstreamError) Unwrap() error { return e.Err }
+
+// ClientError returns the error a tool's client is shown for a handler's
+// err: an authorization refusal anywhere in err's chain as itself (its
+// text is fixed); else, if err's text shows an upstream request's URL
+// (it wraps a *url.Error, as an http.Client's errors do), an
+// [UpstreamError]; else err.
+func ClientError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if fixed != nil {
+		if f := fixed(err); f != nil {
+			return f
+		}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.URL != "" && strings.Contains(err.Error(), ue.URL) {
+		return &UpstreamError{Err: err}
+	}
+	return err
+}
+
+// addTool, set by package tool, adds t to s served by h (a
+// tool.Handler[C]) with deps (a C).
+var addTool func(h any, s *mcp.Server, t *mcp.Tool, deps any)
+
+// SetAddTool sets [AddTool]'s implementation; package tool calls it from
+// an init function.
+func SetAddTool(f func(h any, s *mcp.Server, t *mcp.Tool, deps any)) { addTool = f }
+
+// AddTool adds t to s, served by the tool.Handler[C] h with deps (a C):
+// the registry's way to a handler's typed serving, which is not API.
+func AddTool(h any, s *mcp.Server, t *mcp.Tool, deps any) { addTool(h, s, t, deps) }
