@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/call"
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
@@ -146,10 +147,7 @@ func benchServer(b *testing.B, reg *registry.Registry[*deps], up *upstream, a au
 		d.Client = &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", a)}
 		caller := &callerHolder{}
 		caller.set(&authz.Caller{Subject: "alice", Roles: []string{"viewer"}, Bearer: secretBearer})
-		access := map[string]authz.Access{}
-		for _, t := range reg.All() {
-			access[t.Name] = authz.Access{Local: t.Local, Routes: t.VisibilityRoutes}
-		}
+		access := reg.Calls()
 		s.AddReceivingMiddleware(caller.middleware, authz.Middleware(a, access, &authz.MiddlewareOptions{Logger: slog.New(slog.DiscardHandler)}))
 	}
 	reg.Install(s, d)
@@ -245,10 +243,9 @@ func BenchmarkOverhead(b *testing.B) {
 	ctx := context.Background()
 	reg, routes := benchRegistry(1000)
 	a := authz.Cached(benchPolicy(b, authz.RolePolicyFor("viewer", routes)), time.Hour, 10_000)
-	access := map[string]authz.Access{}
+	access := reg.Calls()
 	var tools []*mcp.Tool
 	for _, t := range reg.All() {
-		access[t.Name] = authz.Access{Routes: t.VisibilityRoutes}
 		tools = append(tools, &mcp.Tool{Name: t.Name})
 	}
 	caller := authz.Caller{Subject: "alice", Roles: []string{"viewer"}, Bearer: secretBearer}
@@ -280,7 +277,7 @@ func BenchmarkOverhead(b *testing.B) {
 		resp := &http.Response{StatusCode: 200, Body: http.NoBody}
 		base := roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })
 		rt := authz.Transport(base, "catalog", a)
-		tctx := tool.WithCall(cctx, &tool.Call{Tool: "get_res42", ServiceKey: "catalog", Routes: []tool.Route{routes[42]}})
+		tctx := call.With(cctx, &call.Tool{Info:  &tool.Call{Tool: "get_res42", ServiceKey: "catalog", Routes: []tool.Route{routes[42]}}})
 		req, _ := http.NewRequestWithContext(tctx, "GET", "http://catalog.internal/api/v1/res42/item-7", nil)
 		if _, err := rt.RoundTrip(req); err != nil {
 			b.Fatal(err)

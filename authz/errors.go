@@ -2,9 +2,48 @@ package authz
 
 import (
 	"errors"
+	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/toolroute/toolroute/internal/call"
 	"github.com/toolroute/toolroute/tool"
 )
+
+func init() {
+	// Every typed handler shows a client an authorization refusal's fixed
+	// text, whatever wraps it (an http.Client's *url.Error, say).
+	call.SetFixed(func(err error) error {
+		if f := ToolError(err); f != err {
+			return f
+		}
+		var d *DeniedError
+		var u *UnauthenticatedError
+		var o *OutageError
+		if errors.As(err, &d) || errors.As(err, &u) || errors.As(err, &o) {
+			return err
+		}
+		return nil
+	})
+}
+
+// HiddenToolError is [Middleware]'s answer to a call of a tool the caller
+// may not see, or that the server does not have: the client sees exactly
+// the SDK's answer to an unknown tool, the JSON-RPC error -32602
+// `unknown tool "NAME"`, so that nothing tells a hidden tool from a
+// missing one. The server's log tells them apart by the type.
+type HiddenToolError struct {
+	// Tool is the name the client called.
+	Tool string
+}
+
+// Error returns `unknown tool "NAME"`, the SDK's text.
+func (e *HiddenToolError) Error() string { return fmt.Sprintf("unknown tool %q", e.Tool) }
+
+// Unwrap returns the JSON-RPC error the client is sent: code -32602.
+func (e *HiddenToolError) Unwrap() error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Error()}
+}
 
 // The texts of the authorization errors. They are fixed, so that what a
 // client sees never depends on (nor reveals) why: the reason goes to the
@@ -64,10 +103,11 @@ func (e *OutageError) Unwrap() error { return e.Err }
 // to show a client) or, if it wraps none, err itself.
 //
 // A [net/http.Client] wraps a transport's error in a [*net/url.Error] whose text
-// holds the upstream URL; a tool handler returns ToolError(err) so that a
-// refused upstream request reaches the client as exactly
-// "not authorized (insufficient_scope)", "not authenticated" or
-// "authorization service unavailable".
+// holds the upstream URL. Tools need not call ToolError: a handler made
+// by tool.Handle or tool.HandleResult that returns an error wrapping an
+// authorization error shows the client exactly its text ("not authorized
+// (insufficient_scope)", "not authenticated" or "authorization service
+// unavailable").
 func ToolError(err error) error {
 	var d *DeniedError
 	var u *UnauthenticatedError

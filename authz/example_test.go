@@ -104,10 +104,7 @@ func ExampleMiddleware() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	access := map[string]authz.Access{}
-	for _, t := range reg.All() {
-		access[t.Name] = authz.Access{Local: t.Local, Routes: t.VisibilityRoutes}
-	}
+	access := reg.Calls()
 
 	server := mcp.NewServer(&mcp.Implementation{Name: "catalog", Version: "v1"}, nil)
 	reg.Install(server, &exampleDeps{})

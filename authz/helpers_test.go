@@ -19,6 +19,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/internal/syncbuf"
+	"github.com/toolroute/toolroute/internal/call"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -256,15 +257,21 @@ func newRegistry() *registry.Registry[*deps] {
 	return reg
 }
 
-// accessOf builds the Access map the server would, leaving out skip.
-func accessOf(reg *registry.Registry[*deps], skip ...string) map[string]authz.Access {
-	m := map[string]authz.Access{}
-	for _, t := range reg.All() {
-		if !containsStr(skip, t.Name) {
-			m[t.Name] = authz.Access{Local: t.Local, Routes: t.VisibilityRoutes}
+// accessOf returns reg's tools as the server gives them to Middleware,
+// leaving out skip.
+func accessOf(reg *registry.Registry[*deps], skip ...string) []*tool.Call {
+	var m []*tool.Call
+	for _, t := range reg.Calls() {
+		if !containsStr(skip, t.Tool) {
+			m = append(m, t)
 		}
 	}
 	return m
+}
+
+// withCall returns ctx carrying c, as a call's context does.
+func withCall(ctx context.Context, c *tool.Call) context.Context {
+	return call.With(ctx, &call.Tool{Info: c})
 }
 
 func containsStr(s []string, v string) bool {

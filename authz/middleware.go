@@ -12,14 +12,6 @@ import (
 	"github.com/toolroute/toolroute/tool"
 )
 
-// Access is what one tool may reach, as the server knows it from its
-// registries: either Local (the tool calls no upstream and every caller
-// sees it) or the tool's Routes (its VisibilityRoutes).
-type Access struct {
-	Local  bool
-	Routes []tool.Route
-}
-
 // MiddlewareOptions configures [Middleware]. A nil *MiddlewareOptions
 // selects the defaults.
 type MiddlewareOptions struct {
@@ -32,11 +24,12 @@ type MiddlewareOptions struct {
 // caller sees and may call. It reads the [Caller] from the context, so the
 // middleware that puts it there must run first:
 //
-//	server.AddReceivingMiddleware(withCaller, authz.Middleware(a, tools, nil))
+//	server.AddReceivingMiddleware(withCaller, authz.Middleware(a, reg.Calls(), nil))
 //
 // (in one call, the first middleware is the outermost; of separate calls,
-// the last one is). tools maps every tool name to its [Access]; it is
-// copied.
+// the last one is). tools are the tools the server serves, as the
+// registry describes them (registry.Registry.Calls): each is either Local
+// or reachable through its Routes.
 //
 // tools/list: a tool is listed iff it is Local or the caller may reach at
 // least one of its routes. Each page costs one [Authorizer.AllowMany] over
@@ -48,7 +41,8 @@ type MiddlewareOptions struct {
 // -32603 "authorization service unavailable", the cause logged.
 //
 // tools/call: a tool the caller cannot see answers exactly like a tool
-// the server does not have (JSON-RPC -32602, `unknown tool "NAME"`), so
+// the server does not have (JSON-RPC -32602, `unknown tool "NAME"`: a
+// [*HiddenToolError]), so
 // nothing tells a hidden tool from a missing one: a tool absent from
 // tools, a caller the authorizer denies every route of the tool or finds
 // unauthenticated, and a request without a caller in its context. An
@@ -56,9 +50,9 @@ type MiddlewareOptions struct {
 // (the cause logged), like the upstream [Transport] does. Local tools are
 // called without asking the authorizer.
 //
-// Tools absent from tools are hidden. Middleware panics if a is nil or if
-// an entry is Local and has routes.
-func Middleware(a Authorizer, tools map[string]Access, opts *MiddlewareOptions) mcp.Middleware {
+// Tools absent from tools are hidden. Middleware panics if a is nil, if a
+// tool is nil, or if one is Local and has routes.
+func Middleware(a Authorizer, tools []*tool.Call, opts *MiddlewareOptions) mcp.Middleware {
 	if a == nil {
 		panic("authz: Middleware: nil Authorizer")
 	}
@@ -67,7 +61,11 @@ func Middleware(a Authorizer, tools map[string]Access, opts *MiddlewareOptions) 
 		g.logger = opts.Logger
 	}
 	ids := map[tool.Route]int32{}
-	for name, acc := range tools {
+	for _, acc := range tools {
+		if acc == nil {
+			panic("authz: Middleware: nil tool")
+		}
+		name := acc.Tool
 		if acc.Local && len(acc.Routes) > 0 {
 			panic(fmt.Sprintf("authz: Middleware: tool %q is Local and has routes", name))
 		}
@@ -125,11 +123,7 @@ func errOutage() error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: textOutage}
 }
 
-// errUnknownTool is the SDK's own answer to a call of a tool it does not
-// have (mcp.Server.callTool).
-func errUnknownTool(name string) error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
-}
+func errUnknownTool(name string) error { return &HiddenToolError{Tool: name} }
 
 func (g *guard) list(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
 	caller, ok := CallerFromContext(ctx)

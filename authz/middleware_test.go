@@ -462,7 +462,7 @@ func TestMiddlewarePanics(t *testing.T) {
 	}{
 		{"nil authorizer", func() { authz.Middleware(nil, nil, nil) }, "authz: Middleware: nil Authorizer"},
 		{"local with routes", func() {
-			authz.Middleware(authz.AllowAll(), map[string]authz.Access{"x": {Local: true, Routes: []tool.Route{catalog("GET", "/a")}}}, nil)
+			authz.Middleware(authz.AllowAll(), []*tool.Call{{Tool: "x", Local: true, Routes: []tool.Route{catalog("GET", "/a")}}}, nil)
 		}, `authz: Middleware: tool "x" is Local and has routes`},
 	}
 	for _, tt := range tests {

@@ -1,12 +1,14 @@
 package authz
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
 
+	"github.com/toolroute/toolroute/internal/call"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -28,7 +30,10 @@ type TransportOptions struct {
 //     [tool.Route.Match] one of the calling tool's declared routes. A
 //     request outside them is a configuration bug (the tool's declaration
 //     does not say what it does): refused and logged at error level;
-//   - the [Authorizer] must allow the caller that route.
+//   - the [Authorizer] must allow the caller that route: a, or when a is
+//     nil, the server's own (the Authorizer of server.New's Options,
+//     which every call's context carries). A request with neither is
+//     refused and logged at error level.
 //
 // Nothing is sent otherwise. The request then goes out with the caller's
 // bearer as "Authorization: Bearer TOKEN" (a caller without a bearer
@@ -41,17 +46,17 @@ type TransportOptions struct {
 // extracts it. A redirect to another host or scheme is refused too, so a
 // bearer never follows one.
 //
-// Transport panics if a is nil or serviceKey is not a single plain path
-// segment.
+// Refusals go to the logger of [TransportOptions], else to the server's
+// (every call's context carries it under server.New), else to
+// [slog.Default].
+//
+// Transport panics if serviceKey is not a single plain path segment.
 func Transport(base http.RoundTripper, serviceKey string, a Authorizer) http.RoundTripper {
 	return TransportWithOptions(base, serviceKey, a, nil)
 }
 
 // TransportWithOptions is [Transport] with options.
 func TransportWithOptions(base http.RoundTripper, serviceKey string, a Authorizer, opts *TransportOptions) http.RoundTripper {
-	if a == nil {
-		panic("authz: Transport: nil Authorizer")
-	}
 	if serviceKey == "" || serviceKey == "." || serviceKey == ".." || strings.ContainsAny(serviceKey, "/?#%{} \t\r\n") {
 		panic(fmt.Sprintf("authz: Transport: service key %q is not a single plain path segment", serviceKey))
 	}
@@ -73,11 +78,29 @@ type transport struct {
 	logger *slog.Logger
 }
 
-func (t *transport) log() *slog.Logger {
+func (t *transport) log(ctx context.Context) *slog.Logger {
 	if t.logger != nil {
 		return t.logger
 	}
+	if ct, _ := call.From(ctx); ct != nil {
+		if l, ok := ct.Logger.(*slog.Logger); ok && l != nil {
+			return l
+		}
+	}
 	return slog.Default()
+}
+
+// authorizer returns the authorizer of a request made in ctx: t's, else
+// the server's.
+func (t *transport) authorizer(ctx context.Context) Authorizer {
+	if t.a != nil {
+		return t.a
+	}
+	if ct, _ := call.From(ctx); ct != nil {
+		a, _ := ct.Authorizer.(Authorizer)
+		return a
+	}
+	return nil
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -105,31 +128,32 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // for.
 func (t *transport) check(req *http.Request) (Caller, error) {
 	ctx := req.Context()
+	log := t.log(ctx)
 	call := tool.CallFromContext(ctx)
 	if call == nil {
-		t.log().ErrorContext(ctx, "authz: upstream request outside a tool call (configuration bug: use this transport only from tool handlers, with their context); refused",
+		log.ErrorContext(ctx, "authz: upstream request outside a tool call (configuration bug: use this transport only from tool handlers, with their context); refused",
 			slog.String("service", t.key), slog.String("method", req.Method), slog.String("path", pathOf(req)))
 		return Caller{}, &DeniedError{Reason: "upstream request outside a tool call"}
 	}
 	if req.URL == nil || req.URL.Opaque != "" {
-		t.log().ErrorContext(ctx, "authz: upstream request with an opaque URL; refused", slog.String("tool", call.Tool), slog.String("service", t.key))
+		log.ErrorContext(ctx, "authz: upstream request with an opaque URL; refused", slog.String("tool", call.Tool), slog.String("service", t.key))
 		return Caller{}, &DeniedError{Reason: "opaque request URL"}
 	}
 	if prev := req.Response; prev != nil && prev.Request != nil && prev.Request.URL != nil &&
 		(prev.Request.URL.Host != req.URL.Host || prev.Request.URL.Scheme != req.URL.Scheme) {
-		t.log().WarnContext(ctx, "authz: upstream redirect to another host or scheme; refused", slog.String("tool", call.Tool), slog.String("service", t.key),
+		log.WarnContext(ctx, "authz: upstream redirect to another host or scheme; refused", slog.String("tool", call.Tool), slog.String("service", t.key),
 			slog.String("from", prev.Request.URL.Scheme+"://"+prev.Request.URL.Host), slog.String("to", req.URL.Scheme+"://"+req.URL.Host))
 		return Caller{}, &DeniedError{Reason: "redirect to another host or scheme"}
 	}
 	if call.ServiceKey != t.key {
-		t.log().ErrorContext(ctx, "authz: upstream request of a tool to another service's transport (configuration bug: give the tool the ServiceKey of the client it uses); refused",
+		log.ErrorContext(ctx, "authz: upstream request of a tool to another service's transport (configuration bug: give the tool the ServiceKey of the client it uses); refused",
 			slog.String("tool", call.Tool), slog.String("tool_service", call.ServiceKey), slog.String("service", t.key))
 		return Caller{}, &DeniedError{Reason: fmt.Sprintf("tool %q of service %q used the transport of service %q", call.Tool, call.ServiceKey, t.key)}
 	}
 	escaped := req.URL.EscapedPath()
 	if !strings.HasPrefix(escaped, "/") {
 		// "/cat" + "alog/x" would be checked as a route of service "catalog".
-		t.log().ErrorContext(ctx, "authz: upstream request path does not start with \"/\"; refused", slog.String("tool", call.Tool), slog.String("service", t.key), slog.String("path", escaped))
+		log.ErrorContext(ctx, "authz: upstream request path does not start with \"/\"; refused", slog.String("tool", call.Tool), slog.String("service", t.key), slog.String("path", escaped))
 		return Caller{}, &DeniedError{Reason: "relative request path"}
 	}
 	method := req.Method
@@ -146,16 +170,22 @@ func (t *transport) check(req *http.Request) (Caller, error) {
 	}
 	caller, hasCaller := CallerFromContext(ctx)
 	if !declared {
-		t.log().ErrorContext(ctx, "authz: upstream request outside the tool's declared routes (configuration bug: declare the route in the tool's VisibilityRoutes); refused",
+		log.ErrorContext(ctx, "authz: upstream request outside the tool's declared routes (configuration bug: declare the route in the tool's VisibilityRoutes); refused",
 			slog.String("tool", call.Tool), slog.String("service", t.key), slog.String("route", route.String()), slog.Any("declared", call.Routes))
 		return Caller{}, &DeniedError{Route: route, Subject: caller.Subject, Reason: fmt.Sprintf("route not declared by tool %q", call.Tool)}
 	}
 	if !hasCaller {
-		t.log().ErrorContext(ctx, "authz: upstream request without a caller in the context (the server must put one there); refused",
+		log.ErrorContext(ctx, "authz: upstream request without a caller in the context (the server must put one there); refused",
 			slog.String("tool", call.Tool), slog.String("route", route.String()))
 		return Caller{}, &UnauthenticatedError{Reason: "no caller in the context"}
 	}
-	err := t.a.Allow(ctx, caller, route)
+	a := t.authorizer(ctx)
+	if a == nil {
+		log.ErrorContext(ctx, "authz: upstream request without an authorizer (configuration bug: give authz.Transport one, or serve the tool with server.New); refused",
+			slog.String("tool", call.Tool), slog.String("route", route.String()))
+		return Caller{}, &DeniedError{Route: route, Subject: caller.Subject, Reason: "no authorizer"}
+	}
+	err := a.Allow(ctx, caller, route)
 	if err == nil {
 		return caller, nil
 	}
@@ -164,15 +194,15 @@ func (t *transport) check(req *http.Request) (Caller, error) {
 	var outage *OutageError
 	switch {
 	case errors.As(err, &denied):
-		t.log().InfoContext(ctx, "authz: upstream request denied", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("reason", redactText(denied.Reason, caller)))
+		log.InfoContext(ctx, "authz: upstream request denied", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("reason", redactText(denied.Reason, caller)))
 		return Caller{}, denied
 	case errors.As(err, &unauth):
-		t.log().InfoContext(ctx, "authz: upstream request refused: caller not authenticated", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("reason", redactText(unauth.Reason, caller)))
+		log.InfoContext(ctx, "authz: upstream request refused: caller not authenticated", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("reason", redactText(unauth.Reason, caller)))
 		return Caller{}, unauth
 	case !errors.As(err, &outage):
 		outage = &OutageError{Err: err}
 	}
-	t.log().WarnContext(ctx, "authz: upstream request refused: authorization service unavailable", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("cause", redact(outage, caller)))
+	log.WarnContext(ctx, "authz: upstream request refused: authorization service unavailable", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("cause", redact(outage, caller)))
 	return Caller{}, outage
 }
 

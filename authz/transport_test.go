@@ -15,13 +15,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/call"
 	"github.com/toolroute/toolroute/tool"
 )
 
 // callCtx is the context of a call of a tool declaring routes, made by
 // caller (nil: none).
 func callCtx(caller *authz.Caller, routes ...tool.Route) context.Context {
-	ctx := tool.WithCall(context.Background(), &tool.Call{Tool: "t", ServiceKey: "catalog", Routes: routes})
+	ctx := withCall(context.Background(), &tool.Call{Tool: "t", ServiceKey: "catalog", Routes: routes})
 	if caller != nil {
 		ctx = authz.WithCaller(ctx, *caller)
 	}
@@ -122,7 +123,7 @@ func TestTransportErrors(t *testing.T) {
 		{"no caller", callCtx(nil, items), 0, "/api/v1/items/1", "not authenticated", &authz.UnauthenticatedError{}},
 		{"no call", authz.WithCaller(context.Background(), *alice), 0, "/api/v1/items/1", "not authorized (insufficient_scope)", &authz.DeniedError{}},
 		{"undeclared", callCtx(alice, items), 0, "/api/v1/other", "not authorized (insufficient_scope)", &authz.DeniedError{}},
-		{"local tool", tool.WithCall(authz.WithCaller(context.Background(), *alice), &tool.Call{Tool: "about", Local: true}), 0, "/api/v1/items/1", "not authorized (insufficient_scope)", &authz.DeniedError{}},
+		{"local tool", withCall(authz.WithCaller(context.Background(), *alice), &tool.Call{Tool: "about", Local: true}), 0, "/api/v1/items/1", "not authorized (insufficient_scope)", &authz.DeniedError{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -271,9 +272,52 @@ func TestTransportPanics(t *testing.T) {
 			t.Errorf("key %q: panic %v, want %q", key, got, want)
 		}
 	}
-	if got := panicValue(func() { authz.Transport(nil, "catalog", nil) }); got != "authz: Transport: nil Authorizer" {
-		t.Errorf("nil authorizer: panic %v", got)
+}
+
+// TestTransportServerAuthorizer: a Transport given no authorizer asks the
+// one of the call's server (in the call's context), and refuses a
+// request made where there is none.
+func TestTransportServerAuthorizer(t *testing.T) {
+	up := newUpstream(t)
+	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", nil)}
+	route := catalog("GET", "/api/v1/items")
+	get := func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, "GET", up.URL+"/api/v1/items", nil)
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
 	}
+	c := &tool.Call{Tool: "t", ServiceKey: "catalog", Routes: []tool.Route{route}}
+	base := authz.WithCaller(context.Background(), *alice)
+	for _, tt := range []struct {
+		name   string
+		server authz.Authorizer
+		sent   bool
+	}{
+		{"server allows", authz.AllowAll(), true},
+		{"server denies", denyAll{}, false},
+		{"no server", nil, false},
+	} {
+		before := len(up.sends())
+		ctx := call.With(base, &call.Tool{Info: c, Authorizer: tt.server, Logger: slog.New(slog.DiscardHandler)})
+		err := get(ctx)
+		var d *authz.DeniedError
+		if sent := len(up.sends()) > before; sent != tt.sent || tt.sent != (err == nil) || !tt.sent && !errors.As(err, &d) {
+			t.Errorf("%s: sent %v, err %v; want sent %v", tt.name, sent, err, tt.sent)
+		}
+	}
+}
+
+type denyAll struct{}
+
+func (denyAll) Allow(_ context.Context, c authz.Caller, r tool.Route) error {
+	return &authz.DeniedError{Route: r, Subject: c.Subject, Reason: "test"}
+}
+
+func (denyAll) AllowMany(_ context.Context, _ authz.Caller, rs []tool.Route) ([]bool, error) {
+	return make([]bool, len(rs)), nil
 }
 
 // FuzzTransportRouteCheck sends arbitrary paths through Transport and
@@ -347,7 +391,7 @@ func TestTransportServiceAndRelativePath(t *testing.T) {
 		t.Errorf("a catalog tool's request went through the cat transport: %v", up.sends())
 	}
 	// A tool of service cat with a relative path.
-	ctx := tool.WithCall(authz.WithCaller(context.Background(), *alice), &tool.Call{Tool: "t", ServiceKey: "cat", Routes: []tool.Route{tool.ServiceRoute("cat", "GET", "/alog/api/v1/items")}})
+	ctx := withCall(authz.WithCaller(context.Background(), *alice), &tool.Call{Tool: "t", ServiceKey: "cat", Routes: []tool.Route{tool.ServiceRoute("cat", "GET", "/alog/api/v1/items")}})
 	req, _ = http.NewRequestWithContext(ctx, "GET", "", nil)
 	req.URL = u
 	if resp, err := cat.Do(req); err == nil {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/tool"
 )
 
 // Some clients (and models) send array or object arguments as JSON text
@@ -39,7 +41,7 @@ type argDecoder map[string]map[string]structKinds
 
 // newArgDecoder reads the tools' input schemas. A property that accepts a
 // string, or whose schema names no type, is never decoded.
-func newArgDecoder(tools []ToolInfo) argDecoder {
+func newArgDecoder(tools []*tool.Call) argDecoder {
 	d := argDecoder{}
 	for _, t := range tools {
 		if t.InputSchema == nil {
@@ -53,10 +55,10 @@ func newArgDecoder(tools []ToolInfo) argDecoder {
 			if k == 0 {
 				continue
 			}
-			if d[t.Name] == nil {
-				d[t.Name] = map[string]structKinds{}
+			if d[t.Tool] == nil {
+				d[t.Tool] = map[string]structKinds{}
 			}
-			d[t.Name][name] = k
+			d[t.Tool][name] = k
 		}
 	}
 	return d

@@ -109,7 +109,7 @@ func newAppServer(p moduleParams) (moduleResult, error) {
 			continue
 		}
 		if _, ok := services[t.ServiceKey]; !ok {
-			missing = append(missing, fmt.Errorf("server: tool %q needs service %q, but no server.Service has that key (provide one with server.ProvideService)", t.Name, t.ServiceKey))
+			missing = append(missing, fmt.Errorf("server: tool %q needs service %q, but no server.Service has that key (provide one with server.ProvideService)", t.Tool, t.ServiceKey))
 		}
 	}
 	if err := errors.Join(missing...); err != nil {
@@ -148,7 +148,7 @@ func firstName(in Installer) string {
 		return ""
 	}
 	if t := in.Tools(); len(t) > 0 {
-		return t[0].Name
+		return t[0].Tool
 	}
 	return ""
 }

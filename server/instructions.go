@@ -66,10 +66,10 @@ var backticked = regexp.MustCompile("`([A-Za-z0-9_.-]+)`")
 
 // checkInstructions refuses instructions that name, in backticks, a tool
 // the server does not have.
-func checkInstructions(o *Options, tools []ToolInfo) error {
+func checkInstructions(o *Options, tools []*tool.Call) error {
 	known := make(map[string]bool, len(tools))
 	for _, t := range tools {
-		known[t.Name] = true
+		known[t.Tool] = true
 	}
 	for _, f := range []struct{ field, text string }{
 		{"CustomInstructions", o.CustomInstructions},

@@ -8,22 +8,21 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolroute/toolroute/tool"
+	"github.com/toolroute/toolroute/internal/call"
 )
 
-// beginProgress begins req's call for progress reporting when its client
-// gave a progress token: the handler's tool.Progress reports and the
-// server's liveness reports then share one increasing sequence, across
-// every run of the handler in this call, and end together when the call
-// does. Every [Options.ProgressInterval], a heartbeat tells the client
-// the call is still running. The returned end stops the heartbeats and
-// ends the call; call it before the result is sent.
-func (c *chain) beginProgress(ctx context.Context, req *mcp.CallToolRequest, start time.Time) (context.Context, func()) {
-	if req.Params.GetProgressToken() == nil {
-		return ctx, func() {}
-	}
-	ctx, endCall := tool.BeginCall(ctx, nil)
-	if c.interval <= 0 {
+// beginCall begins req's call of t, once for the whole call (the SDK may
+// run the handler twice in it: an input round converted for an older
+// client). Its context carries t; when the client gave a progress token,
+// also the call's progress state: the handler's tool.Progress reports
+// and the server's liveness reports then share one increasing sequence
+// and end together when the call does. Every [Options.ProgressInterval],
+// a heartbeat tells the client the call is still running. The returned
+// end stops the heartbeats and ends the call; call it before the result
+// is sent.
+func (c *chain) beginCall(ctx context.Context, t *call.Tool, req *mcp.CallToolRequest, start time.Time) (context.Context, func()) {
+	ctx, endCall := call.Begin(ctx, t, req)
+	if _, st := call.From(ctx); st == nil || c.interval <= 0 {
 		return ctx, endCall
 	}
 	stop := make(chan struct{})
@@ -40,7 +39,7 @@ func (c *chain) beginProgress(ctx context.Context, req *mcp.CallToolRequest, sta
 				return
 			case <-t.C:
 				msg := fmt.Sprintf("still working: %s elapsed", roundElapsed(time.Since(start)))
-				if err := tool.Heartbeat(ctx, req, msg); err != nil {
+				if err := call.Heartbeat(ctx, req, msg); err != nil {
 					c.log.DebugContext(ctx, "toolroute: liveness report failed",
 						slog.String("tool", req.Params.Name), slog.Any("error", err))
 				}

@@ -474,7 +474,7 @@ func TestCancellation(t *testing.T) {
 				}
 			}
 			slices.Sort(outcomes)
-			want := []string{server.OutcomeCancelled, server.OutcomeCancelled, server.OutcomeOK, server.OutcomeOK}
+			want := []string{"cancelled", "cancelled", "ok", "ok"}
 			if diff := cmp.Diff(want, outcomes); diff != "" {
 				t.Errorf("logged outcomes (-want +got):\n%s", diff)
 			}

@@ -14,7 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/call"
 	"github.com/toolroute/toolroute/registry"
+	"github.com/toolroute/toolroute/tool"
 )
 
 // schemaCache is shared by every server New builds: tool.Handle reflects
@@ -36,32 +38,43 @@ var ErrShuttingDown = errors.New("server: shutting down")
 // authz.AllowAll() explicitly) or if two installers add a tool of the
 // same name.
 //
-// Every request runs through this chain of receiving middleware, outermost
-// first:
+// Every request runs through one call path, built here, outermost first:
 //
-//  1. panic recovery, and caller resolution: over HTTP the caller comes
-//     from the token verified by [HTTPHandler]; on other transports from
-//     the context given to Connect, else [Options.Caller]. Served by
-//     [HTTPServer], [StdioServer] or [StdioIO], every request (not only
-//     tools/call) also has its context cancelled, with cause
-//     [ErrShuttingDown], when a shutdown gives up waiting;
-//  2. for tools/call: the per-call deadline ([Options.CallTimeout]),
-//     one log record (tool, caller subject, outcome, duration; never the
-//     bearer), and, when the client gave a progress token, the call's
-//     progress state (tool.Progress reports end with the call) and its
-//     liveness reports ([Options.ProgressInterval]);
-//  3. authz.Middleware: tools/list shows only the tools the caller may
+//  1. panic recovery: a panic in any layer below answers the JSON-RPC
+//     error -32603 "internal error", logged with its stack and the
+//     caller, and reported to [Options.OnError];
+//  2. caller resolution: over HTTP the caller comes from the token
+//     verified by [HTTPHandler]; on other transports from the context
+//     given to Connect, else [Options.Caller]. Served by [HTTPServer],
+//     [StdioServer] or [StdioIO], every request (not only tools/call) also
+//     has its context cancelled, with cause [ErrShuttingDown], when a
+//     shutdown gives up waiting;
+//  3. for tools/call: the per-call deadline ([Options.CallTimeout]), one
+//     log record (tool, caller subject, outcome, duration; never the
+//     bearer; a panic's value and stack), and the call itself, begun
+//     once: its context carries the tool (tool.CallFromContext), the
+//     server's authorizer and logger (for authz.Transport), and, when
+//     the client gave a progress token, the call's progress state
+//     (tool.Progress reports end with the call) and its liveness reports
+//     ([Options.ProgressInterval]);
+//  4. authz.Middleware: tools/list shows only the tools the caller may
 //     see, and a hidden tool answers like an unknown one;
-//  4. for tools/call: robust argument decoding. Some clients send array
+//  5. for tools/call: robust argument decoding. Some clients send array
 //     or object arguments as JSON text in a string; where a tool's input
-//     schema ([ToolInfo.InputSchema]) expects an array or an object (and
+//     schema (tool.Call.InputSchema) expects an array or an object (and
 //     not a string) at a top-level property, and the value is a string
 //     holding JSON of that kind, it is decoded before the SDK validates
 //     the arguments. Other strings are left alone, and fail validation
 //     where they do not fit. A null top-level argument that is not
 //     required, where the schema refuses null, is dropped (models send
 //     null for arguments they leave out; encoding/json reads it so);
-//  5. [Options.Middleware], in order.
+//  6. [Options.Middleware], in order;
+//  7. the installers' own middleware (a registry's recovers a panic in
+//     the SDK's decoding of the arguments or encoding of the result into
+//     an isError result), then the SDK, then the typed handler, which
+//     turns its own panic into an isError result with a generic text and
+//     shows a client the fixed text of an authorization refusal (see
+//     tool.Handle).
 //
 // The returned server can be served over several transports at once
 // ([HTTPHandler], [StdioServer], in-memory) and keeps no per-request state.
@@ -75,7 +88,7 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	}
 	if meta != nil {
 		for _, t := range collectNames(installs) {
-			if t == meta.Tools()[0].Name {
+			if t == meta.Tools()[0].Tool {
 				return nil, fmt.Errorf("server: the instructions tool %q (Options.AutoInstructions) conflicts with a registered tool: set Options.InstructionsTool to another name", t)
 			}
 		}
@@ -93,10 +106,6 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 		c.Roles = slices.Clone(c.Roles)
 		opts.Caller = &c
 	}
-	access := make(map[string]authz.Access, len(tools))
-	for _, t := range tools {
-		access[t.Name] = authz.Access{Local: t.Local, Routes: slices.Clone(t.Routes)}
-	}
 	s := mcp.NewServer(opts.implementation(), &mcp.ServerOptions{
 		Instructions: advertised,
 		SchemaCache:  schemaCache,
@@ -104,19 +113,24 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 		// logged server-side).
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: access}
+	// The installers first: the SDK runs the middleware added last
+	// outermost, so theirs runs inside the server's path.
+	for _, in := range installs {
+		in.Install(s)
+	}
+	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: make(map[string]*call.Tool, len(tools))}
+	for _, t := range tools {
+		c.known[t.Tool] = &call.Tool{Info: t, Authorizer: opts.Authorizer, Logger: c.log, Server: true}
+	}
 	mw := []mcp.Middleware{
 		c.middleware,
-		authz.Middleware(opts.Authorizer, access, &authz.MiddlewareOptions{Logger: c.log}),
+		authz.Middleware(opts.Authorizer, tools, &authz.MiddlewareOptions{Logger: c.log}),
 	}
 	if dec := newArgDecoder(tools); len(dec) > 0 {
 		mw = append(mw, dec.middleware)
 	}
 	mw = append(mw, opts.Middleware...)
 	s.AddReceivingMiddleware(mw...)
-	for _, in := range installs {
-		in.Install(s)
-	}
 	return s, nil
 }
 
@@ -125,7 +139,7 @@ func collectNames(installs []Installer) []string {
 	for _, in := range installs {
 		if in != nil {
 			for _, t := range in.Tools() {
-				names = append(names, t.Name)
+				names = append(names, t.Tool)
 			}
 		}
 	}
@@ -134,36 +148,54 @@ func collectNames(installs []Installer) []string {
 
 // collect gathers the installers' tools, sorted by name, and refuses
 // duplicate names.
-func collect(installs []Installer) ([]ToolInfo, error) {
-	var tools []ToolInfo
+func collect(installs []Installer) ([]*tool.Call, error) {
+	var tools []*tool.Call
 	for i, in := range installs {
 		if in == nil {
 			return nil, fmt.Errorf("server: installer %d is nil", i)
 		}
-		tools = append(tools, in.Tools()...)
+		for _, t := range in.Tools() {
+			if t == nil {
+				return nil, fmt.Errorf("server: installer %d describes a nil tool", i)
+			}
+			tools = append(tools, t)
+		}
 	}
-	slices.SortStableFunc(tools, func(a, b ToolInfo) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(tools, func(a, b *tool.Call) int { return strings.Compare(a.Tool, b.Tool) })
 	var errs []error
 	for i := 1; i < len(tools); i++ {
-		if tools[i].Name == tools[i-1].Name && (i == 1 || tools[i-2].Name != tools[i].Name) {
-			errs = append(errs, fmt.Errorf("server: duplicate tool name %q: two installers (registries) add it", tools[i].Name))
+		if tools[i].Tool == tools[i-1].Tool && (i == 1 || tools[i-2].Tool != tools[i].Tool) {
+			errs = append(errs, fmt.Errorf("server: duplicate tool name %q: two installers (registries) add it", tools[i].Tool))
 		}
 	}
 	return tools, errors.Join(errs...)
 }
 
-// Outcomes of a tools/call, as logged in the "outcome" attribute.
+// outcome is how a tools/call ended, as logged in the "outcome"
+// attribute: "ok" (the tool returned a result), "tool_error" (an isError
+// result), "denied" (authorization refused the call or an upstream
+// request, or the tool is hidden), "panic" (the tool or a middleware
+// panicked), "cancelled" (client cancellation, deadline or shutdown),
+// "unknown_tool", "outage" (the authorizer could not decide),
+// "input_required" (the tool asks the client for input) or "error" (any
+// other protocol error).
+type outcome uint8
+
 const (
-	OutcomeOK          = "ok"             // the tool returned a result
-	OutcomeToolError   = "tool_error"     // the tool returned an error (an isError result)
-	OutcomeDenied      = "denied"         // authorization refused the call or an upstream request, or the tool is hidden
-	OutcomePanic       = "panic"          // the tool (or a middleware) panicked
-	OutcomeCancelled   = "cancelled"      // the call's context ended: client cancellation, deadline or shutdown
-	OutcomeUnknownTool = "unknown_tool"   // no such tool
-	OutcomeOutage      = "outage"         // the authorizer could not decide
-	OutcomeInput       = "input_required" // the tool asks the client for input (multi-round-trip)
-	OutcomeError       = "error"          // any other protocol error
+	outcomeOK outcome = iota
+	outcomeToolError
+	outcomeDenied
+	outcomePanic
+	outcomeCancelled
+	outcomeUnknownTool
+	outcomeOutage
+	outcomeInput
+	outcomeError
 )
+
+var outcomeNames = [...]string{"ok", "tool_error", "denied", "panic", "cancelled", "unknown_tool", "outage", "input_required", "error"}
+
+func (o outcome) String() string { return outcomeNames[o] }
 
 // chain is the server's own receiving middleware.
 type chain struct {
@@ -171,7 +203,7 @@ type chain struct {
 	log      *slog.Logger
 	timeout  time.Duration
 	interval time.Duration // liveness reports; 0: none
-	known    map[string]authz.Access
+	known    map[string]*call.Tool // by name: what every call of the tool shares
 }
 
 // tokenCaller is where [HTTPHandler]'s verifier leaves the caller, in
@@ -181,29 +213,32 @@ const tokenCallerKey = "toolroute/caller"
 // resolveCaller returns the caller of req: over HTTP (req carries extra
 // information) the caller of its verified token, or one put in the
 // context; elsewhere the context's caller, else the configured one.
-func (c *chain) resolveCaller(ctx context.Context, req mcp.Request) (authz.Caller, bool) {
+//
+// The returned context carries the caller; it is ctx itself when the
+// caller came from there.
+func (c *chain) resolveCaller(ctx context.Context, req mcp.Request) (context.Context, authz.Caller) {
 	extra := req.GetExtra()
 	if extra != nil && extra.TokenInfo != nil {
 		if caller, ok := extra.TokenInfo.Extra[tokenCallerKey].(authz.Caller); ok {
-			return caller, true
+			return authz.WithCaller(ctx, caller), caller
 		}
 	}
 	if caller, ok := authz.CallerFromContext(ctx); ok {
-		return caller, true
+		return ctx, caller
 	}
 	if extra == nil && c.opts.Caller != nil {
-		return *c.opts.Caller, true
+		return authz.WithCaller(ctx, *c.opts.Caller), *c.opts.Caller
 	}
-	return authz.Caller{}, false
+	return ctx, authz.Caller{}
 }
 
 func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
-		caller, ok := c.resolveCaller(ctx, req)
-		if ok {
-			ctx = authz.WithCaller(ctx, caller)
-		}
-		if d := drainFrom(ctx); d != nil {
+		ctx, caller := c.resolveCaller(ctx, req)
+		d := drainFrom(ctx)
+		cr, isCall := req.(*mcp.CallToolRequest)
+		isCall = isCall && method == "tools/call" && cr.Params != nil
+		if d != nil && !isCall {
 			// Every request ends at a hard shutdown, not only calls: the
 			// SDK runs requests of a session on a context nothing else
 			// cancels, and closing a session waits for its handlers.
@@ -212,19 +247,15 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			defer cancel(nil)
 			defer context.AfterFunc(d.Aborted(), func() { cancel(ErrShuttingDown) })()
 		}
-		if method != "tools/call" {
-			defer c.recoverOther(method, &err)
-			res, err = next(ctx, method, req)
-			if isInternal(err) {
-				c.opts.reportError("toolroute: internal error", fmt.Errorf("%s: %w", method, err))
-			}
-			return res, err
+		if isCall {
+			return c.call(ctx, d, method, cr, caller, next)
 		}
-		cr, ok := req.(*mcp.CallToolRequest)
-		if !ok || cr.Params == nil {
-			return next(ctx, method, req)
+		defer c.recoverOther(method, caller, &err)
+		res, err = next(ctx, method, req)
+		if method != "tools/call" && isInternal(err) {
+			c.opts.reportError("toolroute: internal error", fmt.Errorf("%s: %w", method, err))
 		}
-		return c.call(ctx, method, cr, caller, next)
+		return res, err
 	}
 }
 
@@ -235,74 +266,85 @@ func isInternal(err error) bool {
 	return errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInternalError
 }
 
-func (c *chain) recoverOther(method string, errp *error) {
+func (c *chain) recoverOther(method string, caller authz.Caller, errp *error) {
 	if p := recover(); p != nil {
-		c.reportPanic(&registry.PanicError{Value: p}, "method", method)
+		pe := &registry.PanicError{Value: p, Stack: debug.Stack()}
+		c.log.Error("toolroute: panic in the middleware chain",
+			slog.String("method", method), slog.String("subject", caller.Subject),
+			slog.Any("panic", pe.Value), slog.String("stack", string(pe.Stack)))
+		if c.opts.OnError != nil {
+			c.opts.OnError(pe)
+		}
 		*errp = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
 	}
 }
 
-func (c *chain) reportPanic(pe *registry.PanicError, attrs ...any) {
-	c.log.Error("toolroute: panic in the middleware chain",
-		append(attrs, slog.Any("panic", pe.Value), slog.String("stack", string(debug.Stack())))...)
-	if c.opts.OnError != nil {
-		c.opts.OnError(pe)
-	}
-}
-
-// call runs one tools/call under its deadline and logs it.
-func (c *chain) call(ctx context.Context, method string, req *mcp.CallToolRequest, caller authz.Caller, next mcp.MethodHandler) (res mcp.Result, err error) {
+// call runs one tools/call under its deadline, begins it and logs it.
+func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.CallToolRequest, caller authz.Caller, next mcp.MethodHandler) (res mcp.Result, err error) {
 	start := time.Now()
 	name := req.Params.Name
-	if d := drainFrom(ctx); d != nil {
+	defer func() {
+		if p := recover(); p != nil {
+			pe := &registry.PanicError{Tool: name, Value: p, Stack: debug.Stack()}
+			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+			c.logCall(context.WithoutCancel(ctx), name, caller, outcomePanic, time.Since(start), pe)
+			if c.opts.OnError != nil {
+				c.opts.OnError(pe)
+			}
+		}
+	}()
+	if d != nil {
 		if !d.Add(req) {
-			c.logCall(ctx, name, caller, OutcomeCancelled, time.Since(start), ErrShuttingDown)
+			c.logCall(ctx, name, caller, outcomeCancelled, time.Since(start), ErrShuttingDown)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: ErrShuttingDown.Error()}
 		}
 		defer d.Done(req)
 	}
-	if rc := boundRequest(ctx); rc != nil {
+	// One cancelable context ends the call at a hard shutdown or when its
+	// stateless HTTP request ends; one more carries the deadline.
+	if rc := boundRequest(ctx); d != nil || rc != nil {
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
-		defer context.AfterFunc(rc, func() { cancel(errRequestEnded) })()
+		if d != nil {
+			defer context.AfterFunc(d.Aborted(), func() { cancel(ErrShuttingDown) })()
+		}
+		if rc != nil {
+			defer context.AfterFunc(rc, func() { cancel(errRequestEnded) })()
+		}
 	}
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, c.timeout, ErrCallTimeout)
 		defer cancel()
 	}
-	ctx, endProgress := c.beginProgress(ctx, req, start)
-	defer endProgress()
-	defer func() {
-		if p := recover(); p != nil {
-			pe := &registry.PanicError{Tool: name, Value: p}
-			c.reportPanic(pe, "tool", name)
-			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
-			c.logCall(ctx, name, caller, OutcomePanic, time.Since(start), pe)
-		}
-	}()
+	if t := c.known[name]; t != nil {
+		var end func()
+		ctx, end = c.beginCall(ctx, t, req, start)
+		defer end()
+	}
 	res, err = next(ctx, method, req)
 	outcome, cause := c.classify(ctx, name, res, err)
-	if (outcome == OutcomePanic || outcome == OutcomeError && isInternal(cause)) && c.opts.OnError != nil {
+	if (outcome == outcomePanic || outcome == outcomeError && isInternal(cause)) && c.opts.OnError != nil {
 		c.opts.OnError(cause)
 	}
 	c.logCall(ctx, name, caller, outcome, time.Since(start), cause)
 	return res, err
 }
 
-// classify tells how a call ended, and why if not well.
-func (c *chain) classify(ctx context.Context, name string, res mcp.Result, err error) (string, error) {
+// classify tells how a call ended, and why if not well, by the type of
+// its error.
+func (c *chain) classify(ctx context.Context, name string, res mcp.Result, err error) (outcome, error) {
 	var toolErr error
 	if err == nil {
 		r, _ := res.(*mcp.CallToolResult)
 		switch {
 		case r == nil:
-			return OutcomeOK, nil
+			return outcomeOK, nil
 		case r.NeedsInput():
-			return OutcomeInput, nil
+			return outcomeInput, nil
 		case !r.IsError:
-			return OutcomeOK, nil
+			return outcomeOK, nil
 		}
 		toolErr = r.GetError()
 		if toolErr == nil {
@@ -313,40 +355,43 @@ func (c *chain) classify(ctx context.Context, name string, res mcp.Result, err e
 		toolErr = err
 	}
 	var (
-		pe     *registry.PanicError
-		denied *authz.DeniedError
-		unauth *authz.UnauthenticatedError
-		outage *authz.OutageError
-		rpc    *jsonrpc.Error
+		pe       *registry.PanicError
+		denied   *authz.DeniedError
+		unauth   *authz.UnauthenticatedError
+		outage   *authz.OutageError
+		hidden   *authz.HiddenToolError
+		upstream *call.UpstreamError
 	)
 	switch {
 	case errors.As(toolErr, &pe):
-		return OutcomePanic, toolErr
+		return outcomePanic, toolErr
 	case ctx.Err() != nil:
-		return OutcomeCancelled, context.Cause(ctx)
+		return outcomeCancelled, context.Cause(ctx)
 	case errors.As(toolErr, &denied), errors.As(toolErr, &unauth):
-		return OutcomeDenied, toolErr
+		return outcomeDenied, toolErr
 	case errors.As(toolErr, &outage):
-		return OutcomeOutage, toolErr
-	case errors.As(toolErr, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(rpc.Message, "unknown tool"):
+		return outcomeOutage, toolErr
+	case errors.As(toolErr, &hidden):
 		if _, ok := c.known[name]; ok {
 			// A registered tool that answers like an unknown one is hidden
 			// from this caller.
-			return OutcomeDenied, toolErr
+			return outcomeDenied, toolErr
 		}
-		return OutcomeUnknownTool, toolErr
+		return outcomeUnknownTool, toolErr
 	case err != nil:
-		return OutcomeError, toolErr
+		return outcomeError, toolErr
+	case errors.As(toolErr, &upstream):
+		return outcomeToolError, upstream.Err // the log may show the URL
 	}
-	return OutcomeToolError, toolErr
+	return outcomeToolError, toolErr
 }
 
-func (c *chain) logCall(ctx context.Context, name string, caller authz.Caller, outcome string, d time.Duration, cause error) {
+func (c *chain) logCall(ctx context.Context, name string, caller authz.Caller, o outcome, d time.Duration, cause error) {
 	level := slog.LevelInfo
-	switch outcome {
-	case OutcomeDenied, OutcomeOutage:
+	switch o {
+	case outcomeDenied, outcomeOutage:
 		level = slog.LevelWarn
-	case OutcomePanic, OutcomeError:
+	case outcomePanic, outcomeError:
 		level = slog.LevelError
 	}
 	if !c.log.Enabled(ctx, level) {
@@ -355,11 +400,15 @@ func (c *chain) logCall(ctx context.Context, name string, caller authz.Caller, o
 	attrs := []slog.Attr{
 		slog.String("tool", name),
 		slog.String("subject", caller.Subject),
-		slog.String("outcome", outcome),
+		slog.String("outcome", o.String()),
 		slog.Duration("duration", d),
 	}
 	if cause != nil {
 		attrs = append(attrs, slog.String("error", cause.Error()))
+	}
+	var pe *registry.PanicError
+	if errors.As(cause, &pe) {
+		attrs = append(attrs, slog.Any("panic", pe.Value), slog.String("stack", string(pe.Stack)))
 	}
 	c.log.LogAttrs(ctx, level, "toolroute: tools/call", attrs...)
 }

@@ -141,13 +141,13 @@ func TestCallLog(t *testing.T) {
 		isError bool
 		rpcErr  bool
 	}{
-		{"echo", map[string]any{"text": "x"}, server.OutcomeOK, false, false},
-		{"wait", nil, server.OutcomeOK, false, false},
-		{"fail", nil, server.OutcomeToolError, true, false},
-		{"echo", map[string]any{"text": 1}, server.OutcomeToolError, true, false}, // schema validation
-		{"boom", nil, server.OutcomePanic, true, false},
-		{"get_thing", map[string]any{"id": "1"}, server.OutcomeDenied, false, true}, // hidden from carol
-		{"no_such_tool", nil, server.OutcomeUnknownTool, false, true},
+		{"echo", map[string]any{"text": "x"}, "ok", false, false},
+		{"wait", nil, "ok", false, false},
+		{"fail", nil, "tool_error", true, false},
+		{"echo", map[string]any{"text": 1}, "tool_error", true, false}, // schema validation
+		{"boom", nil, "panic", true, false},
+		{"get_thing", map[string]any{"id": "1"}, "denied", false, true}, // hidden from carol
+		{"no_such_tool", nil, "unknown_tool", false, true},
 	}
 	for _, tt := range tests {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
@@ -203,7 +203,7 @@ func TestCallDeadline(t *testing.T) {
 		t.Errorf("handler's context cause = %v, want ErrCallTimeout", cause)
 	}
 	recs := sink.calls(t)
-	if len(recs) != 1 || recs[0]["outcome"] != server.OutcomeCancelled {
+	if len(recs) != 1 || recs[0]["outcome"] != "cancelled" {
 		t.Errorf("records = %v, want one cancelled", recs)
 	}
 }
@@ -268,7 +268,7 @@ func TestMiddlewarePanic(t *testing.T) {
 		t.Error("no tools after a middleware panic")
 	}
 	recs := sink.calls(t)
-	if len(recs) != 1 || recs[0]["outcome"] != server.OutcomePanic {
+	if len(recs) != 1 || recs[0]["outcome"] != "panic" {
 		t.Errorf("records = %v, want one panic", recs)
 	}
 	var pe *registry.PanicError

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/registry"
@@ -41,10 +40,19 @@ func (d *Deps) logger() *slog.Logger {
 // its own doing; the cause is logged.
 var errUnavailable = errors.New("catalog service unavailable")
 
+// unavailable is errUnavailable for a cause that stays in the error's
+// chain (an authorization refusal among them), not in its text.
+type unavailable struct{ cause error }
+
+func (e *unavailable) Error() string { return errUnavailable.Error() }
+func (e *unavailable) Unwrap() error { return e.cause }
+
 // upstreamError turns an error of the catalog client into what the tool's
-// caller sees: a missing item, an impossible id, a refused request (authz's fixed texts),
-// the upstream's validation message, the call's own cancellation, or a
-// generic unavailability whose cause is logged.
+// caller sees: a missing item, an impossible id, the upstream's
+// validation message, the call's own cancellation, or a generic
+// unavailability whose cause is logged. A refused upstream request needs
+// nothing here: the error wraps authz's refusal, whose fixed text the
+// typed handler shows the client.
 func (d *Deps) upstreamError(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -57,13 +65,11 @@ func (d *Deps) upstreamError(ctx context.Context, err error) error {
 		return nf
 	case errors.As(err, &bad):
 		return bad
-	case authz.ToolError(err) != err:
-		return authz.ToolError(err)
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case errors.As(err, &api) && api.Status == 400 && api.Code == catalog.CodeInvalidRequest:
 		return errors.New("invalid request: " + api.Message)
 	}
 	d.logger().ErrorContext(ctx, "example-service: catalog request failed", slog.Any("error", err))
-	return errUnavailable
+	return &unavailable{cause: err}
 }

@@ -466,10 +466,10 @@ func TestRoutesAreTheCatalogs(t *testing.T) {
 	for _, r := range catalog.Routes() {
 		known[r] = true
 	}
-	for name, routes := range tools.Registry.Routes() {
-		for _, r := range routes {
+	for _, c := range tools.Registry.Calls() {
+		for _, r := range c.Routes {
 			if !known[r] {
-				t.Errorf("tool %s declares %s, which the catalog does not serve", name, r)
+				t.Errorf("tool %s declares %s, which the catalog does not serve", c.Tool, r)
 			}
 		}
 	}
