@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/internal/call"
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/call"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -277,7 +277,7 @@ func BenchmarkOverhead(b *testing.B) {
 		resp := &http.Response{StatusCode: 200, Body: http.NoBody}
 		base := roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })
 		rt := authz.Transport(base, "catalog", a)
-		tctx := call.With(cctx, &call.Tool{Info:  &tool.Call{Tool: "get_res42", ServiceKey: "catalog", Routes: []tool.Route{routes[42]}}})
+		tctx := call.With(cctx, &call.Tool{Info: &tool.Call{Tool: "get_res42", ServiceKey: "catalog", Routes: []tool.Route{routes[42]}}})
 		req, _ := http.NewRequestWithContext(tctx, "GET", "http://catalog.internal/api/v1/res42/item-7", nil)
 		if _, err := rt.RoundTrip(req); err != nil {
 			b.Fatal(err)

@@ -202,7 +202,7 @@ type chain struct {
 	opts     Options
 	log      *slog.Logger
 	timeout  time.Duration
-	interval time.Duration // liveness reports; 0: none
+	interval time.Duration         // liveness reports; 0: none
 	known    map[string]*call.Tool // by name: what every call of the tool shares
 }
 
