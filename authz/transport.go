@@ -12,14 +12,6 @@ import (
 	"github.com/toolroute/toolroute/tool"
 )
 
-// TransportOptions configures [TransportWithOptions]. A nil
-// *TransportOptions selects the defaults.
-type TransportOptions struct {
-	// Logger receives refusals (info), outages (warn) and configuration
-	// bugs (error). Bearers are never logged. nil selects [slog.Default].
-	Logger *slog.Logger
-}
-
 // Transport returns an [http.RoundTripper] for the upstream service
 // serviceKey that checks every request a tool sends before base sends it
 // (nil base selects [http.DefaultTransport]):
@@ -46,42 +38,28 @@ type TransportOptions struct {
 // extracts it. A redirect to another host or scheme is refused too, so a
 // bearer never follows one.
 //
-// Refusals go to the logger of [TransportOptions], else to the server's
-// (every call's context carries it under server.New), else to
-// [slog.Default].
+// Refusals go to the server's logger (every call's context carries it
+// under server.New), else to [slog.Default]. Bearers are never logged.
 //
 // Transport panics if serviceKey is not a single plain path segment.
 func Transport(base http.RoundTripper, serviceKey string, a Authorizer) http.RoundTripper {
-	return TransportWithOptions(base, serviceKey, a, nil)
-}
-
-// TransportWithOptions is [Transport] with options.
-func TransportWithOptions(base http.RoundTripper, serviceKey string, a Authorizer, opts *TransportOptions) http.RoundTripper {
 	if serviceKey == "" || serviceKey == "." || serviceKey == ".." || strings.ContainsAny(serviceKey, "/?#%{} \t\r\n") {
 		panic(fmt.Sprintf("authz: Transport: service key %q is not a single plain path segment", serviceKey))
 	}
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	t := &transport{base: base, key: serviceKey, prefix: "/" + serviceKey, a: a}
-	if opts != nil {
-		t.logger = opts.Logger
-	}
-	return t
+	return &transport{base: base, key: serviceKey, prefix: "/" + serviceKey, a: a}
 }
 
 type transport struct {
 	base   http.RoundTripper
 	key    string
 	prefix string // "/" + key
-	a      Authorizer
-	logger *slog.Logger
+	a      Authorizer // nil: the server's
 }
 
 func (t *transport) log(ctx context.Context) *slog.Logger {
-	if t.logger != nil {
-		return t.logger
-	}
 	if ct, _ := call.From(ctx); ct != nil {
 		if l, ok := ct.Logger.(*slog.Logger); ok && l != nil {
 			return l

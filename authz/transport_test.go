@@ -38,7 +38,7 @@ func TestTransportRouteCheck(t *testing.T) {
 	up := newUpstream(t)
 	allowCatalog := mustPolicy(t, `[{"role": "viewer", "accessPolicies": [{"path": "^/catalog/", "methods": ["GET", "DELETE"], "effect": "allow"}]}]`)
 	declared := []tool.Route{catalog("GET", "/api/v1/items/{id}"), catalog("GET", "/api/v1/items"), catalog("DELETE", "/api/v1/items/{id}/tags/{tag}")}
-	client := &http.Client{Transport: authz.TransportWithOptions(up.Client().Transport, "catalog", allowCatalog, &authz.TransportOptions{Logger: slog.New(slog.DiscardHandler)})}
+	client := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "catalog", allowCatalog), slog.New(slog.DiscardHandler))}
 	tests := []struct {
 		method, path string
 		sent         bool
@@ -130,8 +130,7 @@ func TestTransportErrors(t *testing.T) {
 			proxy.status.Store(tt.status)
 			defer proxy.status.Store(0)
 			logs := &syncBuffer{}
-			client := &http.Client{Transport: authz.TransportWithOptions(up.Client().Transport, "catalog", proxy.auth(),
-				&authz.TransportOptions{Logger: slog.New(slog.NewJSONHandler(logs, nil))})}
+			client := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "catalog", proxy.auth()), slog.New(slog.NewJSONHandler(logs, nil)))}
 			body := &closeCounter{Reader: strings.NewReader("payload")}
 			req, err := http.NewRequestWithContext(tt.ctx, "GET", up.URL+tt.path, body)
 			if err != nil {
@@ -233,7 +232,7 @@ func TestTransportRefusesCrossHostRedirect(t *testing.T) {
 	evil := newUpstream(t)
 	up := httptest.NewServer(http.RedirectHandler(evil.URL+"/api/v1/items", http.StatusFound))
 	defer up.Close()
-	client := &http.Client{Transport: authz.TransportWithOptions(nil, "catalog", authz.AllowAll(), &authz.TransportOptions{Logger: slog.New(slog.DiscardHandler)})}
+	client := &http.Client{Transport: withLogger(authz.Transport(nil, "catalog", authz.AllowAll()), slog.New(slog.DiscardHandler))}
 	req, _ := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", up.URL+"/api/v1/items", nil)
 	resp, err := client.Do(req)
 	if err == nil {
@@ -251,7 +250,7 @@ func TestTransportRefusesCrossHostRedirect(t *testing.T) {
 
 func TestTransportRefusesOpaqueURL(t *testing.T) {
 	up := newUpstream(t)
-	client := &http.Client{Transport: authz.TransportWithOptions(up.Client().Transport, "catalog", authz.AllowAll(), &authz.TransportOptions{Logger: slog.New(slog.DiscardHandler)})}
+	client := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "catalog", authz.AllowAll()), slog.New(slog.DiscardHandler))}
 	req, _ := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", up.URL+"/api/v1/items", nil)
 	req.URL.Opaque = "//" + req.URL.Host + "/api/v1/admin"
 	req.URL.Path = "/api/v1/items"
@@ -334,7 +333,7 @@ func FuzzTransportRouteCheck(f *testing.F) {
 	}))
 	defer up.Close()
 	declared := []tool.Route{catalog("GET", "/api/v1/items/{id}"), catalog("GET", "/api/v1/items/{id}/tags/{tag}")}
-	client := &http.Client{Transport: authz.TransportWithOptions(up.Client().Transport, "catalog", authz.AllowAll(), &authz.TransportOptions{Logger: slog.New(slog.DiscardHandler)})}
+	client := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "catalog", authz.AllowAll()), slog.New(slog.DiscardHandler))}
 	f.Fuzz(func(t *testing.T, path string) {
 		req, err := http.NewRequestWithContext(callCtx(alice, declared...), "GET", up.URL+path, nil)
 		if err != nil || req.URL.Host != strings.TrimPrefix(up.URL, "http://") {
@@ -374,8 +373,7 @@ func TestTransportServiceAndRelativePath(t *testing.T) {
 	up := newUpstream(t)
 	allowAll := mustPolicy(t, `[{"role": "viewer", "accessPolicies": [{"path": "^/", "methods": ["GET"], "effect": "allow"}]}]`)
 	logs := &syncBuffer{}
-	cat := &http.Client{Transport: authz.TransportWithOptions(up.Client().Transport, "cat", allowAll,
-		&authz.TransportOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))})}
+	cat := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "cat", allowAll), slog.New(slog.NewTextHandler(logs, nil)))}
 	u, _ := url.Parse(up.URL)
 	u.Path = "alog/api/v1/items"
 	req, _ := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", "", nil)
@@ -429,8 +427,7 @@ func (l reasonLeaker) AllowMany(ctx context.Context, c authz.Caller, rs []tool.R
 func TestReasonsRedacted(t *testing.T) {
 	up := newUpstream(t)
 	logs := &syncBuffer{}
-	client := &http.Client{Transport: authz.TransportWithOptions(up.Client().Transport, "catalog", reasonLeaker{},
-		&authz.TransportOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))})}
+	client := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "catalog", reasonLeaker{}), slog.New(slog.NewTextHandler(logs, nil)))}
 	bob := authz.Caller{Subject: "bob", Bearer: "bob-" + secretBearer}
 	for _, c := range []*authz.Caller{alice, &bob} {
 		r := catalog("GET", "/api/v1/items")

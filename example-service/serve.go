@@ -261,13 +261,14 @@ func catalogService(u catalogURL) (server.Service, error) {
 
 // newDeps builds the tools' container: a catalog client whose transport
 // is authz's upstream transport (it checks each request against the
-// calling tool's routes and the caller, and forwards the caller's bearer).
+// calling tool's routes and the caller, asking the server's authorizer,
+// and forwards the caller's bearer).
 func newDeps(cfg config, u catalogURL, a authz.Authorizer, sh *shared, logger *slog.Logger) *tools.Deps {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	d := &tools.Deps{
 		Catalog: &catalog.Client{
 			BaseURL:    string(u),
-			HTTPClient: &http.Client{Transport: authz.TransportWithOptions(base, catalog.ServiceKey, a, &authz.TransportOptions{Logger: logger})},
+			HTTPClient: &http.Client{Transport: authz.Transport(base, catalog.ServiceKey, nil)},
 		},
 		Logger: logger,
 	}
