@@ -197,6 +197,24 @@ func (g *guard) list(ctx context.Context, next mcp.MethodHandler, method string,
 	return &out, nil
 }
 
+// visible reports whether caller may reach at least one of routes, in
+// one batch.
+func (g *guard) visible(ctx context.Context, caller Caller, routes []tool.Route) (bool, error) {
+	allowed, err := g.a.AllowMany(ctx, caller, routes)
+	if err == nil && len(allowed) != len(routes) {
+		err = &OutageError{Err: fmt.Errorf("authz: AllowMany answered %d decisions for %d routes", len(allowed), len(routes))}
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, ok := range allowed {
+		if ok {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 func (g *guard) call(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
 	cr, ok := req.(*mcp.CallToolRequest)
 	if !ok || cr.Params == nil {
@@ -216,21 +234,15 @@ func (g *guard) call(ctx context.Context, next mcp.MethodHandler, method string,
 	if ta.local {
 		return next(ctx, method, req)
 	}
-	allowed, err := g.a.AllowMany(ctx, caller, ta.routes)
-	if err == nil && len(allowed) != len(ta.routes) {
-		err = &OutageError{Err: fmt.Errorf("authz: AllowMany answered %d decisions for %d routes", len(allowed), len(ta.routes))}
-	}
-	var unauth *UnauthenticatedError
-	switch {
-	case err == nil:
-		for _, ok := range allowed {
-			if ok {
-				return next(ctx, method, req)
-			}
+	visible, err := g.visible(ctx, caller, ta.routes)
+	if err == nil {
+		if visible {
+			return next(ctx, method, req)
 		}
 		g.log().InfoContext(ctx, "authz: tools/call refused: the caller may reach none of the tool's routes", slog.String("tool", name), slog.Any("caller", caller))
 		return nil, errUnknownTool(name)
-	case errors.As(err, &unauth):
+	}
+	if unauth := (*UnauthenticatedError)(nil); errors.As(err, &unauth) {
 		g.log().InfoContext(ctx, "authz: tools/call refused: caller not authenticated", slog.String("tool", name), slog.Any("caller", caller), slog.String("reason", redactText(unauth.Reason, caller)))
 		return nil, errUnknownTool(name)
 	}

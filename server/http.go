@@ -280,8 +280,9 @@ func boundRequest(ctx context.Context) context.Context {
 // empty UserID): "sub:" and the caller's subject, or for a caller without
 // one (a token mapped to roles only), "tok:" and the hex SHA-256 of the
 // token, never empty. Logs show the caller's subject, not the UserID.
+// Stateless, there is no session to bind: the UserID stays empty.
 func (o *HTTPOptions) verifier() auth.TokenVerifier {
-	v := o.Verifier
+	v, stateful := o.Verifier, o.Stateful
 	return func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 		c, err := v(ctx, token, r)
 		if err != nil {
@@ -294,7 +295,11 @@ func (o *HTTPOptions) verifier() auth.TokenVerifier {
 		if c.Bearer == "" {
 			c.Bearer = token
 		}
-		return &auth.TokenInfo{UserID: sessionUser(c.Subject, token), Extra: map[string]any{tokenCallerKey: c}}, nil
+		info := &auth.TokenInfo{Extra: map[string]any{tokenCallerKey: c}}
+		if stateful {
+			info.UserID = sessionUser(c.Subject, token)
+		}
+		return info, nil
 	}
 }
 
