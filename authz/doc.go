@@ -46,7 +46,9 @@
 // matches exactly one escaped segment, never "." or "..", and never one
 // that holds a path separator, escaped or not ("%2F", "%5C"), since an
 // upstream that decodes it before routing would see another segment. A
-// refused request fails with an error from which
-// [ToolError] extracts the authorization error, whose fixed text a tool
-// handler returns to the client.
+// refused request fails with an error wrapping the authorization error,
+// whose fixed text a handler made by tool.Handle shows the client
+// whatever the tool returns ([ToolError] extracts it for other code).
+// Given no authorizer, Transport asks the server's, which every call's
+// context carries under server.New.
 package authz

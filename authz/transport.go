@@ -34,9 +34,10 @@ import (
 // A refused request fails with an error (which an [http.Client] wraps in a
 // [*net/url.Error]) that unwraps to a *[DeniedError] "not authorized
 // (insufficient_scope)", an *[UnauthenticatedError] "not authenticated" or
-// an *[OutageError] "authorization service unavailable"; [ToolError]
-// extracts it. A redirect to another host or scheme is refused too, so a
-// bearer never follows one.
+// an *[OutageError] "authorization service unavailable"; a handler made
+// by tool.Handle shows a client that text whatever wraps it. A redirect
+// to another host or scheme is refused too, so a bearer never follows
+// one.
 //
 // Refusals go to the server's logger (every call's context carries it
 // under server.New), else to [slog.Default]. Bearers are never logged.

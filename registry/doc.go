@@ -17,18 +17,21 @@
 //
 // # Derived views
 //
-// [Registry.All], [Registry.Lookup], [Registry.AnnotationsFor],
-// [Registry.Routes], [Registry.MappedTools] and [Registry.ServiceKeys]
-// describe the registered tools; [Registry.Table] is the JSON tool → route
+// [Registry.All], [Registry.Lookup], [Registry.AnnotationsFor] and
+// [Registry.ServiceKeys] describe the registered tools; [Registry.Calls]
+// describes them as the server and authz see them (one [tool.Call] per
+// tool, the value every call's context carries); [Registry.Table] is the JSON tool → route
 // manifest ([RouteTable]) that RBAC proxies consume and that services keep
 // as a golden file for review.
 //
 // # Installing
 //
-// [Registry.Install] adds the tools to an *mcp.Server. Around every
-// handler it recovers panics (the call ends with a [PanicError], an
-// isError result with a generic text; the service keeps serving) and
-// begins the call with [tool.BeginCall], so that the handler's context
-// carries the call's [tool.Call], which authz's upstream transport uses to
-// check every request the tool sends, and the state [tool.Progress] needs.
+// [Registry.Install] adds the tools to an *mcp.Server. A panicking call
+// ends with a [PanicError], an isError result with a generic text; the
+// service keeps serving. Every call's context carries its tool's
+// [tool.Call], which authz's upstream transport uses to check every
+// request the tool sends, and the state [tool.Progress] needs. Under
+// server.New, the server's call path begins each call and logs it; on a
+// bare *mcp.Server, Install's middleware does, logging panics to
+// slog.Default.
 package registry

@@ -55,12 +55,20 @@
 //
 // # Calls
 //
-// Every tools/call runs under a deadline ([Options.CallTimeout], 30 s by
-// default) and is logged once to [Options.Logger]: the tool, the caller's
-// subject, the outcome ([OutcomeOK], [OutcomeToolError], [OutcomeDenied],
-// [OutcomePanic], [OutcomeCancelled], ...) and the duration. Bearer
-// tokens are never logged. Panics in handlers and middleware are
-// recovered and reported to [Options.OnError].
+// Every request runs through one call path, built by [New], outermost
+// first: panic recovery, caller resolution, then for tools/call the
+// deadline ([Options.CallTimeout], 30 s by default) and the log record,
+// authorization, the hooks ([Options.Middleware]) and the typed handler.
+// Each call is logged once to [Options.Logger]: the tool, the caller's
+// subject, the outcome ("ok", "tool_error", "denied", "panic",
+// "cancelled", "unknown_tool", "outage", "input_required" or "error")
+// and the duration; a panic's value and stack too. Bearer tokens are
+// never logged. Panics in handlers and middleware are recovered and
+// reported to [Options.OnError]. A handler's error that wraps an
+// authorization refusal reaches the client as its fixed text, and one
+// that would show an upstream URL as "upstream request failed", whatever
+// the tool returns; the upstream transport (authz.Transport with no
+// authorizer of its own) asks the server's authorizer.
 //
 // A client that gives a progress token hears of the call: the tool's own
 // reports (tool.Progress) and, every [Options.ProgressInterval] (30 s by

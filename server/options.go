@@ -52,7 +52,7 @@ type Options struct {
 	// still running: every interval until the call ends, it sends a
 	// notifications/progress with the message "still working: 30s
 	// elapsed" (the time since the call began). Its progress value is the
-	// call's last one raised minimally (see tool.Heartbeat), so that the
+	// call's last one raised minimally (a heartbeat), so that the
 	// values keep increasing and the tool's own reports (tool.Progress)
 	// keep their scale. 0 selects 30 seconds; a negative value disables
 	// these reports.

@@ -62,8 +62,17 @@
 // A handler reports progress with [Progress](ctx, req, done, total,
 // message): it sends notifications/progress only when the client gave a
 // progress token, drops values that do not increase, and sends nothing
-// once the call has ended. [Heartbeat] tells the client the call is still
-// running without reporting progress. Both need the call state that
-// [BeginCall] puts in the context; the registry's wrapper calls it for
-// every call, so tool authors never do.
+// once the call has ended. It needs the call state that the server (or,
+// on a bare *mcp.Server, the registry) puts in the call's context when the
+// call begins, once per call.
+//
+// # Errors
+//
+// A handler made by [Handle] or [HandleResult] that panics ends its call
+// with an isError result of a generic text (the panic and its stack go to
+// the server's log). An error it returns that wraps an authorization
+// refusal of authz reaches the client as that refusal's fixed text, and
+// one whose text would show an upstream request's URL (an http.Client's
+// *url.Error) as "upstream request failed": tool code does nothing for
+// either.
 package tool
