@@ -56,7 +56,7 @@ func Transport(base http.RoundTripper, serviceKey string, a Authorizer) http.Rou
 type transport struct {
 	base   http.RoundTripper
 	key    string
-	prefix string // "/" + key
+	prefix string     // "/" + key
 	a      Authorizer // nil: the server's
 }
 
