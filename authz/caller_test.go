@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/call"
 )
 
 func TestCallerContext(t *testing.T) {
@@ -80,7 +81,10 @@ func TestCallerNeverRevealsBearer(t *testing.T) {
 	}
 }
 
-func TestToolError(t *testing.T) {
+// TestClientError: what a typed handler shows a client of an error: an
+// authorization refusal's fixed text whatever wraps it, a generic text
+// for an error showing an upstream URL, else the error.
+func TestClientError(t *testing.T) {
 	denied := &authz.DeniedError{Reason: "secret reason"}
 	outage := &authz.OutageError{Err: errors.New("dial tcp 10.0.0.1:80: refused")}
 	unauth := &authz.UnauthenticatedError{Reason: "expired"}
@@ -92,15 +96,18 @@ func TestToolError(t *testing.T) {
 		{&url.Error{Op: "Get", URL: "http://internal:8080/api/v1/items/x", Err: denied}, "not authorized (insufficient_scope)"},
 		{&url.Error{Op: "Get", URL: "http://internal:8080/", Err: outage}, "authorization service unavailable"},
 		{fmt.Errorf("wrapped: %w", unauth), "not authenticated"},
+		{denied, "not authorized (insufficient_scope)"},
+		{&url.Error{Op: "Get", URL: "http://internal:8080/x", Err: plain}, "upstream request failed"},
+		{fmt.Errorf("catalog: %w", &url.Error{Op: "Get", URL: "http://internal:8080/x", Err: plain}), "upstream request failed"},
 		{plain, "plain"},
 	}
 	for _, tt := range tests {
-		if got := authz.ToolError(tt.err); got.Error() != tt.want {
-			t.Errorf("ToolError(%v) = %q, want %q", tt.err, got, tt.want)
+		if got := call.ClientError(tt.err); got.Error() != tt.want {
+			t.Errorf("ClientError(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}
-	if authz.ToolError(nil) != nil {
-		t.Error("ToolError(nil) != nil")
+	if call.ClientError(nil) != nil {
+		t.Error("ClientError(nil) != nil")
 	}
 	if !errors.Is(outage, outage.Err) {
 		t.Error("OutageError does not unwrap to its cause")

@@ -48,7 +48,7 @@
 // upstream that decodes it before routing would see another segment. A
 // refused request fails with an error wrapping the authorization error,
 // whose fixed text a handler made by tool.Handle shows the client
-// whatever the tool returns ([ToolError] extracts it for other code).
+// whatever the tool returns.
 // Given no authorizer, Transport asks the server's, which every call's
 // context carries under server.New.
 package authz

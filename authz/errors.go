@@ -14,17 +14,19 @@ func init() {
 	// Every typed handler shows a client an authorization refusal's fixed
 	// text, whatever wraps it (an http.Client's *url.Error, say).
 	call.SetFixed(func(err error) error {
-		if f := ToolError(err); f != err {
+		if f := toolError(err); f != err || isAuthzError(err) {
 			return f
-		}
-		var d *DeniedError
-		var u *UnauthenticatedError
-		var o *OutageError
-		if errors.As(err, &d) || errors.As(err, &u) || errors.As(err, &o) {
-			return err
 		}
 		return nil
 	})
+}
+
+func isAuthzError(err error) bool {
+	switch err.(type) {
+	case *DeniedError, *UnauthenticatedError, *OutageError:
+		return true
+	}
+	return false
 }
 
 // HiddenToolError is [Middleware]'s answer to a call of a tool the caller
@@ -98,17 +100,13 @@ func (e *OutageError) Error() string { return textOutage }
 // and the like see through an outage.
 func (e *OutageError) Unwrap() error { return e.Err }
 
-// ToolError returns the authorization error err wraps (a *DeniedError,
+// toolError returns the authorization error err wraps (a *DeniedError,
 // *UnauthenticatedError or *OutageError, whose texts are fixed and safe
-// to show a client) or, if it wraps none, err itself.
-//
-// A [net/http.Client] wraps a transport's error in a [*net/url.Error] whose text
-// holds the upstream URL. Tools need not call ToolError: a handler made
-// by tool.Handle or tool.HandleResult that returns an error wrapping an
-// authorization error shows the client exactly its text ("not authorized
-// (insufficient_scope)", "not authenticated" or "authorization service
-// unavailable").
-func ToolError(err error) error {
+// to show a client) or, if it wraps none, err itself. A [net/http.Client]
+// wraps a transport's error in a [*net/url.Error] whose text holds the
+// upstream URL: through internal/call, a handler made by tool.Handle
+// shows the client the fixed text instead.
+func toolError(err error) error {
 	var d *DeniedError
 	var u *UnauthenticatedError
 	var o *OutageError

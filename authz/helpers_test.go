@@ -164,8 +164,8 @@ type pathOut struct {
 	Path string `json:"path"`
 }
 
-// send sends one upstream request; it reports an authz error exactly (as
-// a handler should, with authz.ToolError).
+// send sends one upstream request; the typed handler shows a client an
+// authz error's fixed text.
 func (d *deps) send(ctx context.Context, method, path string) (pathOut, error) {
 	req, err := http.NewRequestWithContext(ctx, method, d.BaseURL+path, nil)
 	if err != nil {
@@ -173,7 +173,7 @@ func (d *deps) send(ctx context.Context, method, path string) (pathOut, error) {
 	}
 	resp, err := d.Client.Do(req)
 	if err != nil {
-		return pathOut{}, authz.ToolError(err)
+		return pathOut{}, err
 	}
 	defer resp.Body.Close()
 	var out pathOut

@@ -145,9 +145,9 @@ func TestTransportErrors(t *testing.T) {
 			if !errors.As(err, &ue) {
 				t.Errorf("client error %T is not a *url.Error", err)
 			}
-			got := authz.ToolError(err)
+			got := call.ClientError(err)
 			if got.Error() != tt.wantText {
-				t.Errorf("ToolError(err) = %q, want %q", got, tt.wantText)
+				t.Errorf("ClientError(err) = %q, want %q", got, tt.wantText)
 			}
 			if !strings.HasSuffix(err.Error(), ": "+tt.wantText) {
 				t.Errorf("client error %q does not end in %q", err, tt.wantText)
