@@ -300,23 +300,18 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 		}
 		defer d.Done(req)
 	}
-	// One cancelable context ends the call at a hard shutdown or when its
-	// stateless HTTP request ends; one more carries the deadline.
-	if rc := boundRequest(ctx); d != nil || rc != nil {
-		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(ctx)
-		defer cancel(nil)
+	// One cancelable context ends the call at its deadline, at a hard
+	// shutdown, or when its stateless HTTP request ends.
+	if rc := boundRequest(ctx); d != nil || rc != nil || c.timeout > 0 {
+		cc := withCallDeadline(ctx, c.timeout)
+		defer cc.end()
 		if d != nil {
-			defer context.AfterFunc(d.Aborted(), func() { cancel(ErrShuttingDown) })()
+			defer context.AfterFunc(d.Aborted(), func() { cc.cancel(ErrShuttingDown) })()
 		}
 		if rc != nil {
-			defer context.AfterFunc(rc, func() { cancel(errRequestEnded) })()
+			defer context.AfterFunc(rc, func() { cc.cancel(errRequestEnded) })()
 		}
-	}
-	if c.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, c.timeout, ErrCallTimeout)
-		defer cancel()
+		ctx = cc
 	}
 	if t := c.known[name]; t != nil {
 		var end func()

@@ -1,0 +1,108 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// A call's context ends at its deadline ([Options.CallTimeout]), at a
+// hard shutdown, or when its stateless HTTP request ends, each with its
+// own cause. One cancelable context serves all three: [withCallDeadline]
+// arms a pooled timer that cancels it at the deadline, and reports the
+// deadline as a context made by context.WithDeadline would (Deadline,
+// and DeadlineExceeded from Err). This costs a call about half the
+// allocations of context.WithTimeoutCause stacked on a cancelable
+// context.
+
+// callContext is a call's cancelable context that knows its deadline.
+type callContext struct {
+	context.Context // a context.WithCancelCause context
+	cancel          context.CancelCauseFunc
+	deadline        time.Time  // zero: none
+	timer           *callTimer // nil: none
+}
+
+func (c *callContext) Deadline() (time.Time, bool) {
+	if c.deadline.IsZero() {
+		return c.Context.Deadline()
+	}
+	return c.deadline, true
+}
+
+// Err reports DeadlineExceeded for a call that ended at its deadline, as
+// a context of context.WithDeadline does.
+func (c *callContext) Err() error {
+	err := c.Context.Err()
+	if err != nil && errors.Is(context.Cause(c.Context), ErrCallTimeout) {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+// end releases the call's context; call it when the call is over.
+func (c *callContext) end() {
+	if c.timer != nil {
+		c.timer.stop()
+	}
+	c.cancel(nil)
+}
+
+// callTimer cancels a call at its deadline. Timers are pooled: a call
+// takes one, arms it, and gives it back if it stopped it in time.
+type callTimer struct {
+	t      *time.Timer
+	mu     sync.Mutex
+	cancel context.CancelCauseFunc
+}
+
+var callTimers = sync.Pool{New: func() any {
+	ct := &callTimer{}
+	ct.t = time.AfterFunc(time.Hour, ct.fire)
+	ct.t.Stop()
+	return ct
+}}
+
+func (ct *callTimer) fire() {
+	ct.mu.Lock()
+	cancel := ct.cancel
+	ct.mu.Unlock()
+	if cancel != nil {
+		cancel(ErrCallTimeout)
+	}
+}
+
+// stop disarms ct. Only a timer stopped before it fired goes back to the
+// pool: one that fired (or is firing) may still cancel its old call.
+func (ct *callTimer) stop() {
+	if ct.t.Stop() {
+		ct.mu.Lock()
+		ct.cancel = nil
+		ct.mu.Unlock()
+		callTimers.Put(ct)
+	}
+}
+
+// withCallDeadline returns the call's context: cancelable with a cause
+// (its cancel), ended at timeout (0: no deadline) with cause
+// [ErrCallTimeout], unless ctx ends first. Call its end when the call is
+// over.
+func withCallDeadline(ctx context.Context, timeout time.Duration) *callContext {
+	cctx, cancel := context.WithCancelCause(ctx)
+	c := &callContext{Context: cctx, cancel: cancel}
+	if timeout <= 0 {
+		return c
+	}
+	deadline := time.Now().Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		return c // the parent ends first: as context.WithDeadline, keep its
+	}
+	c.deadline = deadline
+	c.timer = callTimers.Get().(*callTimer)
+	c.timer.mu.Lock()
+	c.timer.cancel = cancel
+	c.timer.mu.Unlock()
+	c.timer.t.Reset(timeout)
+	return c
+}
