@@ -34,7 +34,7 @@ func benchEcho(_ context.Context, in benchArgs) benchOut { return benchOut(in) }
 
 // BenchmarkCallHTTP compares one typed tools/call over stateless HTTP
 // through server.New's whole chain (caller from a verified token, call
-// log, deadline, authz guard, registry wrapper) with a raw go-sdk server
+// log, deadline, authz guard, the registry's middleware) with a raw go-sdk server
 // (mcp.AddTool) behind the same streamable HTTP handler options.
 func BenchmarkCallHTTP(b *testing.B) {
 	args := map[string]any{"text": "hello", "count": 3}
@@ -55,31 +55,39 @@ func BenchmarkCallHTTP(b *testing.B) {
 		defer tr.Close()
 		rawCS := servertest.ConnectHTTP(b, raw.URL+"/mcp", "", nil)
 		trCS := servertest.ConnectHTTP(b, tr.URL+"/mcp", "bench-token", nil)
-		ctx := context.Background()
-		params := &mcp.CallToolParams{Name: "echo", Arguments: args}
-		var rawTimes, trTimes []time.Duration
-		timed := func(cs *mcp.ClientSession) time.Duration {
-			start := time.Now()
-			res, err := cs.CallTool(ctx, params)
-			if err != nil || res.IsError {
-				b.Fatalf("call: %v %v", err, res)
-			}
-			return time.Since(start)
-		}
-		for b.Loop() {
-			if len(rawTimes)%2 == 0 {
-				rawTimes = append(rawTimes, timed(rawCS))
-				trTimes = append(trTimes, timed(trCS))
-			} else {
-				trTimes = append(trTimes, timed(trCS))
-				rawTimes = append(rawTimes, timed(rawCS))
-			}
-		}
-		rawMedian, trMedian := median(rawTimes), median(trTimes)
-		b.ReportMetric(float64(rawMedian.Nanoseconds()), "raw-ns/call")
-		b.ReportMetric(float64(trMedian.Nanoseconds()), "toolroute-ns/call")
-		b.ReportMetric(float64(trMedian)/float64(rawMedian), "ratio")
+		pairedCalls(b, rawCS, trCS, args)
 	})
+}
+
+// pairedCalls alternates calls of "echo" by raw's client and toolroute's,
+// call by call, so that both see the same machine load, and reports each
+// one's median call time and their ratio (robust to the pauses of a
+// shared machine).
+func pairedCalls(b *testing.B, rawCS, trCS *mcp.ClientSession, args map[string]any) {
+	ctx := context.Background()
+	params := &mcp.CallToolParams{Name: "echo", Arguments: args}
+	var rawTimes, trTimes []time.Duration
+	timed := func(cs *mcp.ClientSession) time.Duration {
+		start := time.Now()
+		res, err := cs.CallTool(ctx, params)
+		if err != nil || res.IsError {
+			b.Fatalf("call: %v %v", err, res)
+		}
+		return time.Since(start)
+	}
+	for b.Loop() {
+		if len(rawTimes)%2 == 0 {
+			rawTimes = append(rawTimes, timed(rawCS))
+			trTimes = append(trTimes, timed(trCS))
+		} else {
+			trTimes = append(trTimes, timed(trCS))
+			rawTimes = append(rawTimes, timed(rawCS))
+		}
+	}
+	rawMedian, trMedian := median(rawTimes), median(trTimes)
+	b.ReportMetric(float64(rawMedian.Nanoseconds()), "raw-ns/call")
+	b.ReportMetric(float64(trMedian.Nanoseconds()), "toolroute-ns/call")
+	b.ReportMetric(float64(trMedian)/float64(rawMedian), "ratio")
 }
 
 // median returns the median of ds (which it sorts).
@@ -168,30 +176,7 @@ func BenchmarkCallInMemory(b *testing.B) {
 	// paired alternates the two, call by call (see BenchmarkCallHTTP).
 	b.Run("paired", func(b *testing.B) {
 		rawCS, trCS := connectMem(b, rawServer()), connectMem(b, toolrouteServer(b))
-		ctx := context.Background()
-		params := &mcp.CallToolParams{Name: "echo", Arguments: args}
-		var rawTimes, trTimes []time.Duration
-		timed := func(cs *mcp.ClientSession) time.Duration {
-			start := time.Now()
-			res, err := cs.CallTool(ctx, params)
-			if err != nil || res.IsError {
-				b.Fatalf("call: %v %v", err, res)
-			}
-			return time.Since(start)
-		}
-		for b.Loop() {
-			if len(rawTimes)%2 == 0 {
-				rawTimes = append(rawTimes, timed(rawCS))
-				trTimes = append(trTimes, timed(trCS))
-			} else {
-				trTimes = append(trTimes, timed(trCS))
-				rawTimes = append(rawTimes, timed(rawCS))
-			}
-		}
-		rawMedian, trMedian := median(rawTimes), median(trTimes)
-		b.ReportMetric(float64(rawMedian.Nanoseconds()), "raw-ns/call")
-		b.ReportMetric(float64(trMedian.Nanoseconds()), "toolroute-ns/call")
-		b.ReportMetric(float64(trMedian)/float64(rawMedian), "ratio")
+		pairedCalls(b, rawCS, trCS, args)
 	})
 }
 
