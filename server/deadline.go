@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/toolroute/toolroute/internal/call"
 )
 
 // A call's context ends at its deadline ([Options.CallTimeout]), at a
@@ -22,6 +24,15 @@ type callContext struct {
 	cancel          context.CancelCauseFunc
 	deadline        time.Time  // zero: none
 	timer           *callTimer // nil: none
+	call            any        // what it carries under call.Key (nil: nothing)
+}
+
+// Value answers call.Key itself, sparing a call one context.
+func (c *callContext) Value(key any) any {
+	if _, ok := key.(call.Key); ok && c.call != nil {
+		return c.call
+	}
+	return c.Context.Value(key)
 }
 
 func (c *callContext) Deadline() (time.Time, bool) {

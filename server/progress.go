@@ -11,20 +11,14 @@ import (
 	"github.com/toolroute/toolroute/internal/call"
 )
 
-// beginCall begins req's call of t, once for the whole call (the SDK may
-// run the handler twice in it: an input round converted for an older
-// client). Its context carries t; when the client gave a progress token,
-// also the call's progress state: the handler's tool.Progress reports
-// and the server's liveness reports then share one increasing sequence
-// and end together when the call does. Every [Options.ProgressInterval],
-// a heartbeat tells the client the call is still running. The returned
-// end stops the heartbeats and ends the call; call it before the result
-// is sent.
-func (c *chain) beginCall(ctx context.Context, t *call.Tool, req *mcp.CallToolRequest, start time.Time) (context.Context, func()) {
-	ctx, endCall := call.Begin(ctx, t, req)
-	if _, st := call.From(ctx); st == nil || c.interval <= 0 {
-		return ctx, endCall
-	}
+// heartbeats tells the client of req's call, begun with progress state
+// in ctx, that the call is still running, every [Options.ProgressInterval]:
+// the handler's tool.Progress reports and these liveness reports share
+// one increasing sequence (the SDK may run the handler twice in one
+// call: an input round converted for an older client) and end together
+// when the call does. The returned stop stops them; call it before the
+// call ends.
+func (c *chain) heartbeats(ctx context.Context, req *mcp.CallToolRequest, start time.Time) func() {
 	stop := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
@@ -46,10 +40,9 @@ func (c *chain) beginCall(ctx context.Context, t *call.Tool, req *mcp.CallToolRe
 			}
 		}
 	}()
-	return ctx, func() {
+	return func() {
 		close(stop)
 		<-stopped
-		endCall()
 	}
 }
 

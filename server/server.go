@@ -302,8 +302,9 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 	}
 	// One cancelable context ends the call at its deadline, at a hard
 	// shutdown, or when its stateless HTTP request ends.
+	var cc *callContext
 	if rc := boundRequest(ctx); d != nil || rc != nil || c.timeout > 0 {
-		cc := withCallDeadline(ctx, c.timeout)
+		cc = withCallDeadline(ctx, c.timeout)
 		defer cc.end()
 		if d != nil {
 			defer context.AfterFunc(d.Aborted(), func() { cc.cancel(ErrShuttingDown) })()
@@ -314,9 +315,17 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 		ctx = cc
 	}
 	if t := c.known[name]; t != nil {
-		var end func()
-		ctx, end = c.beginCall(ctx, t, req, start)
+		// The call begins here, once; the call context carries it.
+		v, end := call.New(t, req)
 		defer end()
+		if cc != nil {
+			cc.call = v
+		} else {
+			ctx = context.WithValue(ctx, call.Key{}, v)
+		}
+		if _, progress := v.(*call.State); progress && c.interval > 0 {
+			defer c.heartbeats(ctx, req, start)()
+		}
 	}
 	res, err = next(ctx, method, req)
 	outcome, cause := c.classify(ctx, name, res, err)

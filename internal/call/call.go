@@ -47,30 +47,38 @@ type State struct {
 	total float64 // its total (0: unknown)
 }
 
-type key struct{}
+// Key is the context key a call's context carries the call under: a
+// context type of the server's own may answer it (see [New]).
+type Key struct{}
 
-// Begin begins a call of t. Without a progress token in req, it only
-// puts t in ctx (one context value, no state); with one, it puts a fresh
-// [State] there, which end ends. Begin is called once per call, by the
-// outermost layer running it.
-func Begin(ctx context.Context, t *Tool, req *mcp.CallToolRequest) (_ context.Context, end func()) {
+// New begins a call of t: it returns what the call's context carries
+// under [Key] (t itself, without a progress token in req; with one, a
+// fresh [State], which end ends). A call is begun once, by the outermost
+// layer running it.
+func New(t *Tool, req *mcp.CallToolRequest) (v any, end func()) {
 	if req == nil || req.Params == nil || req.Params.GetProgressToken() == nil {
-		return context.WithValue(ctx, key{}, t), func() {}
+		return t, func() {}
 	}
 	st := &State{Tool: t}
-	return context.WithValue(ctx, key{}, st), st.End
+	return st, st.End
+}
+
+// Begin is [New], returning ctx with the call in it.
+func Begin(ctx context.Context, t *Tool, req *mcp.CallToolRequest) (_ context.Context, end func()) {
+	v, end := New(t, req)
+	return context.WithValue(ctx, Key{}, v), end
 }
 
 // With returns ctx carrying t without progress state, for tests of code
 // that reads the call.
 func With(ctx context.Context, t *Tool) context.Context {
-	return context.WithValue(ctx, key{}, t)
+	return context.WithValue(ctx, Key{}, t)
 }
 
 // From returns the call ctx belongs to and its progress state (nil when
 // the client asked no progress); nil, nil outside a call.
 func From(ctx context.Context) (*Tool, *State) {
-	switch v := ctx.Value(key{}).(type) {
+	switch v := ctx.Value(Key{}).(type) {
 	case *Tool:
 		return v, nil
 	case *State:
