@@ -149,16 +149,7 @@ func toolrouteHandler(b *testing.B) http.Handler {
 func runCalls(b *testing.B, h http.Handler, token string, args map[string]any) {
 	ts := httptest.NewServer(h)
 	defer ts.Close()
-	cs := servertest.ConnectHTTP(b, ts.URL+"/mcp", token, nil)
-	ctx := context.Background()
-	params := &mcp.CallToolParams{Name: "echo", Arguments: args}
-	b.ReportAllocs()
-	for b.Loop() {
-		res, err := cs.CallTool(ctx, params)
-		if err != nil || res.IsError {
-			b.Fatalf("call: %v %v", err, res)
-		}
-	}
+	loopCalls(b, servertest.ConnectHTTP(b, ts.URL+"/mcp", token, nil), args)
 }
 
 // BenchmarkCallInMemory compares one typed tools/call over in-memory
@@ -168,10 +159,10 @@ func runCalls(b *testing.B, h http.Handler, token string, args map[string]any) {
 func BenchmarkCallInMemory(b *testing.B) {
 	args := map[string]any{"text": "hello", "count": 3}
 	b.Run("raw", func(b *testing.B) {
-		runMemCalls(b, connectMem(b, rawServer()), args)
+		loopCalls(b, connectMem(b, rawServer()), args)
 	})
 	b.Run("toolroute", func(b *testing.B) {
-		runMemCalls(b, connectMem(b, toolrouteServer(b)), args)
+		loopCalls(b, connectMem(b, toolrouteServer(b)), args)
 	})
 	// paired alternates the two, call by call (see BenchmarkCallHTTP).
 	b.Run("paired", func(b *testing.B) {
@@ -199,7 +190,8 @@ func connectMem(b *testing.B, s *mcp.Server) *mcp.ClientSession {
 	return cs
 }
 
-func runMemCalls(b *testing.B, cs *mcp.ClientSession, args map[string]any) {
+// loopCalls times calls of "echo" by cs.
+func loopCalls(b *testing.B, cs *mcp.ClientSession, args map[string]any) {
 	ctx := context.Background()
 	params := &mcp.CallToolParams{Name: "echo", Arguments: args}
 	b.ReportAllocs()
