@@ -217,6 +217,6 @@ var addTool func(h any, s *mcp.Server, t *mcp.Tool, deps any)
 // an init function.
 func SetAddTool(f func(h any, s *mcp.Server, t *mcp.Tool, deps any)) { addTool = f }
 
-// AddTool adds t to s, served by the tool.Handler[C] h with deps (a C):
+// AddTool adds t to s, served by h (a tool.Handler of deps' type) with deps:
 // the registry's way to a handler's typed serving, which is not API.
 func AddTool(h any, s *mcp.Server, t *mcp.Tool, deps any) { addTool(h, s, t, deps) }
