@@ -1,0 +1,131 @@
+package export
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/toolroute/toolroute/registry"
+	"github.com/toolroute/toolroute/tool"
+)
+
+// Operation is one operation of an OpenAPI document: an upper-case
+// method and a path as the document writes it.
+type Operation struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`
+}
+
+// String returns "METHOD PATH".
+func (o Operation) String() string { return o.Method + " " + o.Path }
+
+// MissingRoute is a declared route that is no operation of the upstream's
+// OpenAPI document, with the tools that declare it.
+type MissingRoute struct {
+	Route tool.Route `json:"route"`
+	Tools []string   `json:"tools"`
+}
+
+// Drift is what [CheckOpenAPI] found between a service's routes in a
+// route table and the service's own OpenAPI document.
+type Drift struct {
+	// Service is the service key checked.
+	Service string `json:"service"`
+	// Missing are the declared routes the document does not have: a tool
+	// would send requests the upstream does not serve.
+	Missing []MissingRoute `json:"missing"`
+	// Unused are the document's operations no tool declares (for
+	// information: not every operation needs a tool).
+	Unused []Operation `json:"unused"`
+}
+
+// Err returns an error naming every missing route and its tools, or nil
+// if there is none.
+func (d Drift) Err() error {
+	if len(d.Missing) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "export: service %q: %d declared route(s) are no operation of its OpenAPI document:", d.Service, len(d.Missing))
+	for _, m := range d.Missing {
+		fmt.Fprintf(&b, "\n\t%s (tools %s)", m.Route, strings.Join(m.Tools, ", "))
+	}
+	return errors.New(b.String())
+}
+
+// openAPIMethods are the operation fields of an OpenAPI path item.
+var openAPIMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+// CheckOpenAPI holds the routes of the service serviceKey in table (the
+// routes of its tools) to the service's own OpenAPI document doc (JSON,
+// OpenAPI 3.0 or 3.1): a route matches an operation if the methods are
+// equal and the document's path, prefixed by "/"+serviceKey, equals the
+// route's URI with placeholders compared by position, not name
+// ("/items/{id}" matches "/items/{itemId}"). The servers' URLs of the
+// document play no part: its paths are taken as the service's own.
+//
+// It returns the routes the document lacks (see [Drift.Err]) and the
+// operations no tool uses. doc must be JSON with a "paths" object whose
+// path items are objects; a path item "$ref" is refused, not followed.
+func CheckOpenAPI(table registry.RouteTable, serviceKey string, doc []byte) (Drift, error) {
+	d := Drift{Service: serviceKey, Missing: []MissingRoute{}, Unused: []Operation{}}
+	var parsed struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(doc, &parsed); err != nil {
+		return d, fmt.Errorf("export: service %q: OpenAPI document: %w", serviceKey, err)
+	}
+	if parsed.Paths == nil {
+		return d, fmt.Errorf("export: service %q: OpenAPI document has no \"paths\" object", serviceKey)
+	}
+	prefix := "/" + serviceKey
+	ops := map[Operation]bool{} // shape-normalized, service prefix included
+	var all []Operation
+	for p, item := range parsed.Paths {
+		if _, ok := item["$ref"]; ok {
+			return d, fmt.Errorf("export: service %q: OpenAPI path %q: a path item $ref is not followed", serviceKey, p)
+		}
+		for _, m := range openAPIMethods {
+			if raw, ok := item[m]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+				op := Operation{Method: strings.ToUpper(m), Path: p}
+				all = append(all, op)
+				ops[Operation{Method: op.Method, Path: templateShape(prefix + p)}] = true
+			}
+		}
+	}
+	used := map[Operation]bool{}
+	for _, t := range table.Tools {
+		if t.Local || t.ServiceKey != serviceKey {
+			continue
+		}
+		for _, r := range t.Routes {
+			key := Operation{Method: r.Method, Path: templateShape(r.URI)}
+			if ops[key] {
+				used[key] = true
+				continue
+			}
+			i := slices.IndexFunc(d.Missing, func(m MissingRoute) bool { return m.Route == r })
+			if i < 0 {
+				d.Missing = append(d.Missing, MissingRoute{Route: r})
+				i = len(d.Missing) - 1
+			}
+			d.Missing[i].Tools = append(d.Missing[i].Tools, t.Name)
+		}
+	}
+	slices.SortFunc(d.Missing, func(a, b MissingRoute) int { return compareRoutes(a.Route, b.Route) })
+	for _, op := range all {
+		if !used[Operation{Method: op.Method, Path: templateShape(prefix + op.Path)}] {
+			d.Unused = append(d.Unused, op)
+		}
+	}
+	slices.SortFunc(d.Unused, func(a, b Operation) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Method, b.Method)
+	})
+	return d, nil
+}
