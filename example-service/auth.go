@@ -59,21 +59,9 @@ func loadAccess(cfg config) (*access, error) {
 	if cfg.proxyAuth != "" {
 		a.authorizer = authz.Cached(&authz.ProxyAuth{BaseURL: cfg.proxyAuth}, proxyCacheTTL, proxyCacheMax)
 	} else {
-		data, name := defaultPolicy, "embedded policy.json"
-		if cfg.policyFile != "" {
-			var err error
-			if data, err = readFile("policy", cfg.policyFile); err != nil {
-				return nil, err
-			}
-			name = cfg.policyFile
-		}
-		p, err := authz.ParsePolicy(data)
+		rps, p, err := loadPolicy(cfg.policyFile)
 		if err != nil {
-			return nil, fmt.Errorf("-policy %s: %w", name, err)
-		}
-		var rps []authz.RolePolicy
-		if err := json.Unmarshal(data, &rps); err != nil {
-			return nil, fmt.Errorf("-policy %s: %w", name, err)
+			return nil, err
 		}
 		for _, rp := range rps {
 			a.roles = append(a.roles, rp.Role)

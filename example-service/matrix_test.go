@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -263,4 +264,34 @@ func auditRecord(t *testing.T, log *logBuffer, n int) string {
 	}
 	t.Fatalf("no audit_catalog call record %d in the log:\n%s", n, log)
 	return ""
+}
+
+// TestVisibilityMatrix pins who sees what: real clients of the service's
+// server, one per role of the embedded policy, list the tools of the
+// golden matrix (refresh with go test ./example-service -update), and
+// "routes -matrix", computed from the route table and the policy
+// without a server, prints that same matrix.
+func TestVisibilityMatrix(t *testing.T) {
+	cfg, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := loadAccess(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(server.Options{Name: "example-service", Authorizer: acc.authorizer, Instructions: instructions},
+		server.Install(tools.Registry, newDeps(cfg, catalogURL(cfg.upstream), acc.authorizer, nil, slog.New(slog.DiscardHandler))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const file = "testdata/matrix.txt"
+	servertest.CheckVisibility(t, s, file, acc.roles...)
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), runRoutes(t, "-matrix")); diff != "" {
+		t.Errorf("routes -matrix differs from what the server lists (-server +routes):\n%s", diff)
+	}
 }

@@ -9,23 +9,15 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/permission"
-	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/example-service/catalog"
-	"github.com/toolroute/toolroute/example-service/tools"
-	"github.com/toolroute/toolroute/tool"
 )
 
-// routesUsage is the usage of the routes subcommand, in both usage texts.
-const routesUsage = `  example-service routes                  print the tool → route table (JSON)
-  example-service routes -role NAME -behaviour read-only[,additive,destructive]
-                                          print a role policy granting those tools' routes
-  example-service catalog -addr ADDR      serve the demo catalog API alone (the upstream that replicas share)
+// catalogUsage is the usage of the catalog subcommand.
+const catalogUsage = `  example-service catalog -addr ADDR      serve the demo catalog API alone (the upstream that replicas share)
 `
 
 // errUsage marks a command-line mistake (exit status 2); the flag package
@@ -87,7 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "then give in-flight calls this `duration` to finish before cancelling them")
 	fs.IntVar(&cfg.rateLimit, "rate-limit", 0, "at most `N` tool calls per second per caller, in bursts of up to N (across replicas with -redis); 0 = no limit")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage:\n  example-service [flags]                 serve the catalog's MCP tools\n"+routesUsage+"\nFlags (each also from the environment: "+envPrefix+" + the flag in upper snake case, -proxy-auth is "+envName("proxy-auth")+"; the command line wins):\n")
+		fmt.Fprint(fs.Output(), "Usage:\n  example-service [flags]                 serve the catalog's MCP tools\n"+routesUsage+catalogUsage+"\nFlags (each also from the environment: "+envPrefix+" + the flag in upper snake case, -proxy-auth is "+envName("proxy-auth")+"; the command line wins):\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -159,50 +151,6 @@ func usageError(fs *flag.FlagSet, format string, args ...any) error {
 	fmt.Fprintf(fs.Output(), "example-service: "+format+"\n", args...)
 	fs.Usage()
 	return errUsage
-}
-
-// routes is the "routes" subcommand.
-func routes(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("example-service routes", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	role := fs.String("role", "", "print a role policy for the role `NAME` instead of the route table")
-	behaviours := fs.String("behaviour", "", "with -role: the `behaviours` (comma-separated: read-only, additive, destructive) whose tools' routes the role gets")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage:\n"+routesUsage+"\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
-	}
-	switch {
-	case fs.NArg() > 0:
-		return usageError(fs, "unexpected argument %q", fs.Arg(0))
-	case *role == "" && *behaviours == "":
-		return writeJSON(stdout, tools.Registry.Table())
-	case *role == "":
-		return usageError(fs, "-behaviour needs -role")
-	case *behaviours == "":
-		return usageError(fs, "-role needs -behaviour")
-	}
-	var want []behaviour.Behaviour
-	for _, name := range strings.Split(*behaviours, ",") {
-		b, err := behaviour.Parse(strings.TrimSpace(name))
-		if err != nil {
-			return usageError(fs, "-behaviour: %v", err)
-		}
-		want = append(want, b)
-	}
-	var rs []tool.Route
-	for _, t := range tools.Registry.All() {
-		if slices.Contains(want, t.Behaviour) {
-			rs = append(rs, t.VisibilityRoutes...)
-		}
-	}
-	// An array of role policies: the shape -policy and the proxy read.
-	return writeJSON(stdout, []authz.RolePolicy{authz.RolePolicyFor(*role, rs)})
 }
 
 func writeJSON(w io.Writer, v any) error {

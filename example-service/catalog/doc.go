@@ -9,6 +9,7 @@
 //	POST   /api/v1/items        {"name", "quantity"} → 201 Item (Location: /api/v1/items/{id}) | 400
 //	PUT    /api/v1/items/{id}   {"name", "quantity"} → 200 Item | 400 | 404
 //	DELETE /api/v1/items/{id}   → 204 | 404
+//	GET    /openapi.json        → 200 the API's OpenAPI 3.1 document ([OpenAPI])
 //
 // Errors are JSON, {"error": {"code": "not_found", "message": "..."}}, with
 // the codes not_found, invalid_request, unsupported_media_type,

@@ -55,9 +55,9 @@ type ErrorDetail struct {
 	Message string `json:"message"`
 }
 
-// NewHandler returns the catalog API over s. Its routes are [Routes];
-// every other path answers 404 and every other method 405, both as JSON
-// errors.
+// NewHandler returns the catalog API over s. Its routes are [Routes],
+// and [OpenAPIRoute] serves its OpenAPI document; every other path
+// answers 404 and every other method 405, both as JSON errors.
 func NewHandler(s *Store) http.Handler {
 	h := &handler{store: s}
 	mux := http.NewServeMux()
@@ -70,6 +70,8 @@ func NewHandler(s *Store) http.Handler {
 	// catch only the methods no route serves.
 	mux.HandleFunc(upstreamPath(ListRoute), methodNotAllowed(ListRoute, CreateRoute))
 	mux.HandleFunc(upstreamPath(GetRoute), methodNotAllowed(GetRoute, UpdateRoute, DeleteRoute))
+	mux.HandleFunc(pattern(OpenAPIRoute), serveOpenAPI)
+	mux.HandleFunc(upstreamPath(OpenAPIRoute), methodNotAllowed(OpenAPIRoute))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no such resource")
 	})

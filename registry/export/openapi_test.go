@@ -10,6 +10,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/registry/export"
 	"github.com/toolroute/toolroute/tool"
@@ -89,5 +90,13 @@ func TestOpenAPIPlaceholderNames(t *testing.T) {
 	err := newExporter(t, table, nil).OpenAPI(new(bytes.Buffer), nil)
 	if err == nil || !strings.Contains(err.Error(), "/s/items/{id}") || !strings.Contains(err.Error(), "/s/items/{itemId}") {
 		t.Errorf("OpenAPI: %v, want a refusal naming both templates", err)
+	}
+}
+
+// TestCatalogOpenAPIValid: example-service's catalog document, which its
+// drift test holds the tools to, is valid OpenAPI 3.1 (kin-openapi).
+func TestCatalogOpenAPIValid(t *testing.T) {
+	if doc := loadOpenAPI(t, catalog.OpenAPI()); !doc.IsOpenAPI31OrLater() {
+		t.Errorf("openapi %q", doc.OpenAPI)
 	}
 }

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/example-service/tools"
+	"github.com/toolroute/toolroute/registry/export"
+	"github.com/toolroute/toolroute/tool"
+)
+
+// routesUsage is the usage of the routes subcommand, in both usage texts.
+const routesUsage = `  example-service routes [-format FORMAT] [-policy FILE]
+                                          print the tool → route table and the role policy as
+                                          json (the table), rego, cedar, casbin, istio or openapi
+  example-service routes -matrix [-format text|json] [-policy FILE]
+                                          print which role sees which tool
+  example-service routes -role NAME -behaviour read-only[,additive,destructive]
+                                          print a role policy granting those tools' routes
+`
+
+// routes is the "routes" subcommand.
+func routes(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("example-service routes", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := fs.String("format", "", "the output `format`: "+strings.Join(export.Formats, ", ")+" (default json); with -matrix: text (default) or json")
+	policyFile := fs.String("policy", "", "role policies `file` (JSON) replacing the embedded ones")
+	matrix := fs.Bool("matrix", false, "print the role × tool visibility matrix")
+	claim := fs.String("claim", "", "with -format istio: the JWT `claim` holding the caller's roles (\".\" separates nested claims; default roles)")
+	namespace := fs.String("namespace", "", "with -format istio: the policies' `namespace` (default: none, kubectl's current one)")
+	role := fs.String("role", "", "print a role policy for the role `NAME` instead of the route table")
+	behaviours := fs.String("behaviour", "", "with -role: the `behaviours` (comma-separated: read-only, additive, destructive) whose tools' routes the role gets")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage:\n"+routesUsage+"\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	istioOnly := set["claim"] || set["namespace"]
+	switch {
+	case fs.NArg() > 0:
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
+	case *role != "" || *behaviours != "":
+		return rolePolicy(fs, *role, *behaviours, stdout, set)
+	case *matrix && *format != "" && *format != "text" && *format != "json":
+		return usageError(fs, "-matrix prints text or json, not %q", *format)
+	case *matrix && istioOnly:
+		return usageError(fs, "-claim and -namespace apply to -format istio, not -matrix")
+	case !*matrix && *format != "" && !slices.Contains(export.Formats, *format):
+		return usageError(fs, "-format %q: want one of %s", *format, strings.Join(export.Formats, ", "))
+	case !*matrix && istioOnly && *format != export.FormatIstio:
+		return usageError(fs, "-claim and -namespace apply to -format istio")
+	}
+	rps, _, err := loadPolicy(*policyFile)
+	if err != nil {
+		return err
+	}
+	e, err := export.New(tools.Registry.Table(), rps)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *matrix && *format == "json":
+		return e.Matrix().WriteJSON(stdout)
+	case *matrix:
+		return e.Matrix().WriteText(stdout)
+	case *format == "":
+		*format = export.FormatJSON
+	}
+	return e.Write(stdout, *format, &export.Options{RoleClaim: *claim, Namespace: *namespace, Title: "example-service routes", Version: "1.0.0"})
+}
+
+// rolePolicy is "routes -role NAME -behaviour B,...": a role policy
+// granting exactly the routes of the tools of those behaviours.
+func rolePolicy(fs *flag.FlagSet, role, behaviours string, stdout io.Writer, set map[string]bool) error {
+	switch {
+	case role == "":
+		return usageError(fs, "-behaviour needs -role")
+	case behaviours == "":
+		return usageError(fs, "-role needs -behaviour")
+	}
+	for _, f := range []string{"format", "policy", "matrix", "claim", "namespace"} {
+		if set[f] {
+			return usageError(fs, "-%s does not apply to -role: it prints a role policy", f)
+		}
+	}
+	var want []behaviour.Behaviour
+	for _, name := range strings.Split(behaviours, ",") {
+		b, err := behaviour.Parse(strings.TrimSpace(name))
+		if err != nil {
+			return usageError(fs, "-behaviour: %v", err)
+		}
+		want = append(want, b)
+	}
+	var rs []tool.Route
+	for _, t := range tools.Registry.All() {
+		if slices.Contains(want, t.Behaviour) {
+			rs = append(rs, t.VisibilityRoutes...)
+		}
+	}
+	// An array of role policies: the shape -policy and the proxy read.
+	return writeJSON(stdout, []authz.RolePolicy{authz.RolePolicyFor(role, rs)})
+}
+
+// loadPolicy reads the role policies of -policy file ("" = the embedded
+// ones), checked and compiled by authz.ParsePolicy (unknown fields,
+// trailing data, bad regexps are errors), and returns them both as data
+// and compiled.
+func loadPolicy(file string) ([]authz.RolePolicy, *authz.Policy, error) {
+	data, name := defaultPolicy, "embedded policy.json"
+	if file != "" {
+		var err error
+		if data, err = readFile("policy", file); err != nil {
+			return nil, nil, err
+		}
+		name = file
+	}
+	p, err := authz.ParsePolicy(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-policy %s: %w", name, err)
+	}
+	var rps []authz.RolePolicy
+	if err := json.Unmarshal(data, &rps); err != nil {
+		return nil, nil, fmt.Errorf("-policy %s: %w", name, err)
+	}
+	return rps, p, nil
+}
