@@ -49,6 +49,15 @@
 // prints the tool → route table as JSON (for the RBAC proxy's operators,
 // and kept as a golden file for review).
 //
+//	example-service routes -format rego|cedar|casbin|istio|openapi [-policy FILE]
+//
+// prints the table and the role policy in the form that engine reads
+// (registry/export; -claim and -namespace tune the Istio policies), and
+//
+//	example-service routes -matrix [-format text|json] [-policy FILE]
+//
+// which role sees which tool.
+//
 //	example-service routes -role viewer -behaviour read-only
 //
 // prints a role policy, in the proxy's shape, granting exactly the routes

@@ -4,7 +4,10 @@
 // closed when the test ends. [Options] picks the client's protocol version
 // (to test 2025 clients) or the client itself (for its capabilities and
 // handlers); [BearerClient] is the HTTP client ConnectHTTP uses, for plain
-// HTTP requests with a bearer token.
+// HTTP requests with a bearer token. [VisibilityMatrix] lists a server's
+// tools as a caller of each role, and [CheckVisibility] pins that role ×
+// tool matrix in a golden file, so that a change to who sees what shows
+// in review.
 //
 //	s, err := server.New(server.Options{Authorizer: policy}, server.Install(tools.Registry, deps))
 //	...
