@@ -18,7 +18,9 @@ import (
 // placeholder written "{*}" (exactly one path segment), for requests
 // whose JWT claim opts.RoleClaim holds the role. Istio allows a request
 // that one of them matches; a role allowed nothing gets a policy without
-// rules (it matches nothing).
+// rules (it matches nothing). The claims come from a JWT that a
+// RequestAuthentication of the workload validates; without one there are
+// no claims, and the policies allow nothing.
 //
 // The form is an approximation, exact where a role policy decides every
 // value of a placeholder alike (as the policies [authz.RolePolicyFor]
