@@ -79,19 +79,9 @@ func TestCasbinDifferential(t *testing.T) {
 					}
 				}
 			}
-			rng := rand.New(rand.NewPCG(2, uint64(len(f.name))))
-			allowed := 0
-			for range probes {
-				p := f.randomProbe(rng, routes)
-				want := f.allows(p.roles, p.method, p.path)
-				if got := casbinDecide(t, enf, p.roles, p.method, p.path); got != want {
-					t.Errorf("probe %q %s %q: Casbin %v, Policy %v", p.roles, p.method, p.path, got, want)
-				}
-				if want {
-					allowed++
-				}
-			}
-			checkBalance(t, allowed)
+			f.runProbes(t, 2, "Casbin", func(_ *rand.Rand, p probe) (bool, bool) {
+				return casbinDecide(t, enf, p.roles, p.method, p.path), f.allows(p.roles, p.method, p.path)
+			})
 		})
 	}
 }

@@ -83,33 +83,20 @@ func TestCedarDifferential(t *testing.T) {
 					}
 				}
 			}
-			rng := rand.New(rand.NewPCG(3, uint64(len(f.name))))
-			allowed := 0
-			for range probes {
-				p := f.randomProbe(rng, routes)
-				inTable := slices.Contains(routes, tool.Route{URI: p.path, Method: p.method})
-				var got, want bool
+			f.runProbes(t, 3, "Cedar", func(rng *rand.Rand, p probe) (got, want bool) {
 				switch rng.IntN(3) {
 				case 0: // a tool
 					tl := f.table.Tools[rng.IntN(len(f.table.Tools))]
 					want = tl.Local || slices.ContainsFunc(tl.Routes, func(r tool.Route) bool { return f.allows(p.roles, r.Method, r.URI) })
-					got = c.decide(p.roles, "call_tool", "Tool", tl.Name)
+					return c.decide(p.roles, "call_tool", "Tool", tl.Name), want
 				case 1: // a route of the table
 					r := routes[rng.IntN(len(routes))]
-					want = f.allows(p.roles, r.Method, r.URI)
-					got = c.decide(p.roles, r.Method, "Route", r.URI)
-				default: // the probe's route: denied outside the table
-					want = inTable && f.allows(p.roles, p.method, p.path)
-					got = c.decide(p.roles, p.method, "Route", p.path)
+					return c.decide(p.roles, r.Method, "Route", r.URI), f.allows(p.roles, r.Method, r.URI)
 				}
-				if got != want {
-					t.Errorf("probe %q %s %q: Cedar %v, want %v", p.roles, p.method, p.path, got, want)
-				}
-				if want {
-					allowed++
-				}
-			}
-			checkBalance(t, allowed)
+				// The probe's route: denied outside the table.
+				inTable := slices.Contains(routes, tool.Route{URI: p.path, Method: p.method})
+				return c.decide(p.roles, p.method, "Route", p.path), inTable && f.allows(p.roles, p.method, p.path)
+			})
 		})
 	}
 }

@@ -256,3 +256,31 @@ func newExporter(tb testing.TB, table registry.RouteTable, roles []authz.RolePol
 	}
 	return e
 }
+
+// runProbes asks probes random probes (seeded) of engine and of
+// toolroute, through answer, and fails the test where they differ. It
+// also fails if toolroute allowed nearly all or nearly none: such probes
+// would not tell the engines apart.
+func (f *fixture) runProbes(t *testing.T, seed uint64, engine string, answer func(rng *rand.Rand, p probe) (got, want bool)) {
+	t.Helper()
+	routes := f.routes()
+	rng := rand.New(rand.NewPCG(seed, uint64(len(f.name))))
+	allowed := 0
+	for range probes {
+		p := f.randomProbe(rng, routes)
+		got, want := answer(rng, p)
+		if got != want {
+			t.Errorf("probe %q %s %q: %s %v, toolroute %v", p.roles, p.method, p.path, engine, got, want)
+		}
+		if want {
+			allowed++
+		}
+	}
+	if allowed < probes/20 || allowed > probes*19/20 {
+		t.Errorf("%d of %d probes allowed: the probes do not exercise both answers", allowed, probes)
+	}
+	t.Logf("%s: %d of %d probes allowed", engine, allowed, probes)
+}
+
+// probes is the number of random probes each engine answers per fixture.
+const probes = 10_000

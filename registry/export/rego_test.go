@@ -102,34 +102,11 @@ func TestRegoDifferential(t *testing.T) {
 					t.Errorf("roles %q: tools (-toolroute +OPA):\n%s", set, diff)
 				}
 			}
-			rng := rand.New(rand.NewPCG(1, uint64(len(f.name))))
-			allowed := 0
-			for range probes {
-				p := f.randomProbe(rng, routes)
-				want := f.allows(p.roles, p.method, p.path)
-				if got := o.decide(t, p.roles, p.method, p.path); got != want {
-					t.Errorf("probe %q %s %q: OPA allow %v, Policy %v", p.roles, p.method, p.path, got, want)
-				}
-				if want {
-					allowed++
-				}
-			}
-			checkBalance(t, allowed)
+			f.runProbes(t, 1, "OPA", func(_ *rand.Rand, p probe) (bool, bool) {
+				return o.decide(t, p.roles, p.method, p.path), f.allows(p.roles, p.method, p.path)
+			})
 		})
 	}
-}
-
-// probes is the number of random probes each engine answers per fixture.
-const probes = 10_000
-
-// checkBalance fails if the probes were nearly all allowed or nearly all
-// denied: such probes would not tell engines apart.
-func checkBalance(t *testing.T, allowed int) {
-	t.Helper()
-	if allowed < probes/20 || allowed > probes*19/20 {
-		t.Errorf("%d of %d probes allowed: the probes do not exercise both answers", allowed, probes)
-	}
-	t.Logf("%d of %d probes allowed", allowed, probes)
 }
 
 // TestRegoInputFailsClosed: inputs of the wrong shape allow nothing.
