@@ -32,10 +32,9 @@ var Formats = []string{FormatJSON, FormatRego, FormatCedar, FormatCasbin, Format
 // policies in the forms policy engines and proxies read. It must be
 // created with [New]; it is immutable and safe for concurrent use.
 type Exporter struct {
-	table  registry.RouteTable
-	roles  []authz.RolePolicy // as given
-	names  []string           // role names, sorted
-	policy *authz.Policy
+	table registry.RouteTable
+	roles []authz.RolePolicy // as given (copied)
+	names []string           // role names, sorted
 	// allowed[role] holds the table's routes the role is allowed,
 	// decided by policy on the template URI (as visibility decides).
 	allowed map[string]map[tool.Route]bool
@@ -47,12 +46,14 @@ type Exporter struct {
 // on every route of table. It refuses what NewPolicy refuses, and role
 // names that are not valid UTF-8 (no policy language could quote them).
 // table is used as given: a registry's Table is valid by construction.
+// New copies both: changing them afterwards does not change e.
 func New(table registry.RouteTable, roles []authz.RolePolicy) (*Exporter, error) {
 	p, err := authz.NewPolicy(roles)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	e := &Exporter{table: table, roles: roles, policy: p, allowed: make(map[string]map[tool.Route]bool, len(roles))}
+	table, roles = cloneTable(table), cloneRoles(roles)
+	e := &Exporter{table: table, roles: roles, allowed: make(map[string]map[tool.Route]bool, len(roles))}
 	for _, rp := range roles {
 		if !utf8.ValidString(rp.Role) {
 			return nil, fmt.Errorf("export: role %q: name is not valid UTF-8", rp.Role)
@@ -84,6 +85,25 @@ func New(table registry.RouteTable, roles []authz.RolePolicy) (*Exporter, error)
 		e.allowed[role] = m
 	}
 	return e, nil
+}
+
+func cloneTable(t registry.RouteTable) registry.RouteTable {
+	t.Tools = slices.Clone(t.Tools)
+	for i := range t.Tools {
+		t.Tools[i].Routes = slices.Clone(t.Tools[i].Routes)
+	}
+	return t
+}
+
+func cloneRoles(roles []authz.RolePolicy) []authz.RolePolicy {
+	roles = slices.Clone(roles)
+	for i := range roles {
+		roles[i].AccessPolicies = slices.Clone(roles[i].AccessPolicies)
+		for j := range roles[i].AccessPolicies {
+			roles[i].AccessPolicies[j].Methods = slices.Clone(roles[i].AccessPolicies[j].Methods)
+		}
+	}
+	return roles
 }
 
 func compareRoutes(a, b tool.Route) int {

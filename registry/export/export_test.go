@@ -85,3 +85,25 @@ func TestCedarQuoting(t *testing.T) {
 		}
 	}
 }
+
+// TestNewCopies: changing the table or the policies after New changes
+// nothing New returned.
+func TestNewCopies(t *testing.T) {
+	table := registry.RouteTable{Tools: []registry.RouteTableEntry{{Name: "t", ServiceKey: "s", Routes: []tool.Route{{URI: "/s/a", Method: "GET"}}}}}
+	roles := []authz.RolePolicy{{Role: "r", AccessPolicies: []authz.AccessPolicy{{Path: "^/s/a$", Methods: []string{"GET"}, Effect: "allow"}}}}
+	e := newExporter(t, table, roles)
+	var before bytes.Buffer
+	if err := e.Rego(&before); err != nil {
+		t.Fatal(err)
+	}
+	table.Tools[0].Routes[0].URI = "/s/b"
+	roles[0].AccessPolicies[0].Methods[0] = "POST"
+	roles[0].Role = "x"
+	var after bytes.Buffer
+	if err := e.Rego(&after); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before.String(), after.String()); diff != "" {
+		t.Errorf("the export changed with its inputs (-before +after):\n%s", diff)
+	}
+}
