@@ -14,7 +14,9 @@ import (
 	"github.com/toolroute/toolroute/tool"
 )
 
-// opa is the exported Rego module, prepared by OPA.
+// opa is the exported Rego module, prepared by OPA as Rego v1 in strict
+// mode (unused variables, imports and arguments, deprecated built-ins
+// are errors).
 type opa struct {
 	allow, tools rego.PreparedEvalQuery
 }
@@ -31,6 +33,7 @@ func newOPA(tb testing.TB, f *fixture) *opa {
 			rego.Module("toolroute.rego", buf.String()),
 			rego.SetRegoVersion(ast.RegoV1),
 			rego.StrictBuiltinErrors(true),
+			rego.Strict(true),
 		).PrepareForEval(context.Background())
 		if err != nil {
 			tb.Fatalf("%s: OPA refuses the module: %v\n%s", f.name, err, buf.String())
