@@ -1,11 +1,13 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -20,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/inflight"
 	"github.com/toolroute/toolroute/internal/quietcancel"
 	"github.com/toolroute/toolroute/internal/sessionclose"
 )
@@ -92,13 +95,29 @@ type HTTPOptions struct {
 	// or for a caller without one, to its token.
 	Stateful bool
 	// SessionTimeout closes a stateful session idle this long. 0 selects
-	// 30 minutes; a negative value never closes idle sessions. Ignored
+	// 10 minutes; a negative value never closes idle sessions. Ignored
 	// when stateless.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the stateful sessions open at once, of all
+	// callers; MaxSessionsPerCaller those of one caller (one subject, or
+	// one token for a caller without a subject). A request that would
+	// open a session past either bound is refused with HTTP 503 (total)
+	// or 429 (per caller) and a JSON-RPC error naming the bound; the
+	// client may close a session (DELETE) or wait for one to idle out
+	// (SessionTimeout). 0 selects 2,000 and 32; negative values are
+	// refused. Ignored when stateless.
+	MaxSessions, MaxSessionsPerCaller int
 	// MaxRequestBodyBytes limits the size of a request body; larger ones
 	// get HTTP 413. 0 selects 4 MiB ([mcp.DefaultMaxRequestBodyBytes]);
 	// negative values are refused.
 	MaxRequestBodyBytes int64
+	// BodyTimeout bounds reading a request's body, counted from when its
+	// headers are read: a client that sends headers and then too little
+	// of its body (with or without a valid token) has its connection
+	// closed then. Only the body's reading is bounded, not the response:
+	// a long call's event stream is not. 0 selects 10 seconds; negative
+	// values are refused.
+	BodyTimeout time.Duration
 
 	// Path is where the MCP endpoint is mounted by [HTTPServer]. "" selects
 	// "/mcp". It must be a clean path starting with "/", without spaces or
@@ -122,9 +141,16 @@ type HTTPOptions struct {
 	OnError func(error)
 }
 
+// abortGrace is how long a hard shutdown waits, once it has cancelled the
+// requests in flight, for their answers to be written.
+const abortGrace = time.Second
+
 const (
-	defaultPath           = "/mcp"
-	defaultSessionTimeout = 30 * time.Minute
+	defaultPath                 = "/mcp"
+	defaultSessionTimeout       = 10 * time.Minute
+	defaultMaxSessions          = 2000
+	defaultMaxSessionsPerCaller = 32
+	defaultBodyTimeout          = 10 * time.Second
 )
 
 // endpointPath returns the MCP endpoint's path, or an error naming the option if
@@ -190,7 +216,10 @@ func (o *HTTPOptions) reportError(msg string, err error) {
 // every handler's context.
 func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 	h, _, err := newHTTPHandler(s, opts)
-	return h, err
+	if err != nil {
+		return nil, err
+	}
+	return limitBody(h, opts.bodyTimeout()), nil
 }
 
 // newHTTPHandler is [HTTPHandler], with what a stateful handler holds
@@ -204,6 +233,12 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessionclos
 	}
 	if opts.MaxRequestBodyBytes < 0 {
 		return nil, nil, fmt.Errorf("server: HTTPOptions.MaxRequestBodyBytes is %d: must not be negative", opts.MaxRequestBodyBytes)
+	}
+	if opts.BodyTimeout < 0 {
+		return nil, nil, fmt.Errorf("server: HTTPOptions.BodyTimeout is %v: must not be negative", opts.BodyTimeout)
+	}
+	if opts.MaxSessions < 0 || opts.MaxSessionsPerCaller < 0 {
+		return nil, nil, fmt.Errorf("server: HTTPOptions.MaxSessions (%d) and MaxSessionsPerCaller (%d) must not be negative", opts.MaxSessions, opts.MaxSessionsPerCaller)
 	}
 	if opts.Stateful && opts.Anonymous != nil {
 		return nil, nil, errors.New("server: HTTPOptions.Anonymous with Stateful: a session opened without a token cannot be bound to its opener, so any caller could use it; serve anonymous callers statelessly")
@@ -223,10 +258,16 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessionclos
 	})
 	var mcpHandler http.Handler
 	var open *sessionclose.Handler
+	maxBody := cmp.Or(opts.MaxRequestBodyBytes, mcp.DefaultMaxRequestBodyBytes)
 	if !opts.Stateful {
-		mcpHandler = bindCalls(streamable)
+		mcpHandler = bindCalls(streamable, maxBody)
 	} else {
-		open = sessionclose.New(s, quietcancel.HTTP(streamable, opts.MaxRequestBodyBytes))
+		open = sessionclose.New(s, quietcancel.HTTP(streamable, opts.MaxRequestBodyBytes), sessionclose.Limits{
+			Total:     cmp.Or(opts.MaxSessions, defaultMaxSessions),
+			PerUser:   cmp.Or(opts.MaxSessionsPerCaller, defaultMaxSessionsPerCaller),
+			MaxBody:   maxBody,
+			IdleAfter: sessionTimeout,
+		})
 		mcpHandler = open
 	}
 	bearer := auth.RequireBearerToken(opts.verifier(), &auth.RequireBearerTokenOptions{
@@ -245,31 +286,6 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessionclos
 		}
 		mcpHandler.ServeHTTP(w, r.WithContext(authz.WithCaller(r.Context(), anon)))
 	}), open, nil
-}
-
-// errRequestEnded is the cause of a call's context ending because its
-// stateless HTTP request ended (the client went away).
-var errRequestEnded = errors.New("server: the HTTP request of the call ended")
-
-type requestKey struct{}
-
-// bindCalls ties every call a stateless HTTP request carries to the
-// request: when the request ends, the call is cancelled, whatever the
-// protocol version. The SDK does so only for 2026-07-28 requests
-// (StreamableHTTPOptions.PropagateRequestCancellation); a stateless
-// 2025 request's answer can be delivered only on its own request as
-// well, so once the client has gone, nothing is lost by stopping.
-func bindCalls(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, r.Context())))
-	})
-}
-
-// boundRequest returns the context of the stateless HTTP request a call
-// came in, or nil.
-func boundRequest(ctx context.Context) context.Context {
-	rc, _ := ctx.Value(requestKey{}).(context.Context)
-	return rc
 }
 
 // verifier adapts o.Verifier to the SDK: the caller travels in the
@@ -321,6 +337,7 @@ type HTTPServer struct {
 	opts     HTTPOptions
 	handler  http.Handler
 	drain    *drain
+	requests *inflight.Tracker[*http.Request] // at the MCP endpoint, but standalone streams
 	draining atomic.Bool
 	sessions *sessionclose.Handler // stateful: what to end at Shutdown; else nil
 
@@ -342,9 +359,13 @@ func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	hs := &HTTPServer{opts: opts, drain: newDrain(), sessions: open}
+	hs := &HTTPServer{opts: opts, drain: newDrain(), requests: inflight.New[*http.Request](), sessions: open}
 	mux := http.NewServeMux()
 	mux.Handle(endpoint, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			hs.requests.Add(r)
+			defer hs.requests.Done(r)
+		}
 		// The drain reaches every call of this request through the
 		// session's context.
 		h.ServeHTTP(w, r.WithContext(withDrain(r.Context(), hs.drain)))
@@ -366,13 +387,58 @@ func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
 			fmt.Fprintln(w, "ready")
 		}
 	})
-	hs.handler = mux
+	hs.handler = limitBody(mux, opts.bodyTimeout())
 	return hs, nil
 }
 
 // Handler returns the server's handler: the MCP endpoint, /healthz and
 // /readyz. Use it to serve through a server of your own (httptest, TLS).
 func (h *HTTPServer) Handler() http.Handler { return h.handler }
+
+func (o *HTTPOptions) bodyTimeout() time.Duration { return cmp.Or(o.BodyTimeout, defaultBodyTimeout) }
+
+// limitBody bounds the reading of every request's body by timeout, from
+// now (once its headers are read). A handler that does not read the body
+// (a 401, a health check) leaves net/http to discard it after the
+// response, under the same deadline. http.Server's ReadTimeout would
+// bound the whole request, and so cut a long call's event stream (its
+// background read fails, which cancels the request).
+func limitBody(h http.Handler, timeout time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		// A writer without deadlines (a test recorder, a wrapping
+		// middleware that hides them) is served unbounded: nothing to do.
+		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
+			// A copy: net/http checks its own body after the handler, to
+			// close a connection whose body failed.
+			r = r.WithContext(r.Context())
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody lifts the connection's read deadline once the body is
+// read: net/http's reads past the body (detecting a client that leaves)
+// must not time out while a long response is written.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
 
 // Start listens on addr ("127.0.0.1:0" picks a free port; see
 // [HTTPServer.Addr]) and serves in the background until Shutdown. It
@@ -431,9 +497,11 @@ func (h *HTTPServer) URL() string {
 // and new calls, and waits for in-flight requests to finish. When ctx is
 // done first, the requests still running are cancelled (their context's
 // cause is [ErrShuttingDown]): tool calls, and any other, such as a
-// tools/list waiting on its authorizer; connections are closed, and ctx's
-// error is returned. Shutdown returns then even if a handler ignores its
-// context (and so holds its stateful session open).
+// tools/list waiting on its authorizer. Their answers (the calls' errors)
+// are written before the connections close, for at most a second; then
+// connections are closed, and ctx's error is returned. Shutdown returns
+// then even if a handler ignores its context (and so holds its stateful
+// session open).
 //
 // With [HTTPOptions.Stateful], new sessions are refused (503) once the
 // server stops accepting, the sessions' standalone event streams (which
@@ -472,6 +540,12 @@ func (h *HTTPServer) Shutdown(ctx context.Context) error {
 	err := h.drain.Wait(ctx)
 	if err != nil {
 		h.drain.Abort()
+		// Every call in flight is answered, with its error, before the
+		// connections close: a handler that honours its context returns
+		// at once, and its answer is written on its request.
+		grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortGrace)
+		h.requests.Wait(grace)
+		cancel()
 	}
 	// A stateful session's standalone stream never ends on its own, and
 	// a client whose stream ends reconnects it, or gives up the session

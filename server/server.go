@@ -310,7 +310,7 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 			defer context.AfterFunc(d.Aborted(), func() { cc.cancel(ErrShuttingDown) })()
 		}
 		if rc != nil {
-			defer context.AfterFunc(rc, func() { cc.cancel(errRequestEnded) })()
+			defer context.AfterFunc(rc, func() { cc.cancel(context.Cause(rc)) })()
 		}
 		ctx = cc
 	}
@@ -328,6 +328,10 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 		}
 	}
 	res, err = next(ctx, method, req)
+	if r, _ := res.(*mcp.CallToolResult); (err != nil || r != nil && r.IsError) && errors.Is(context.Cause(ctx), ErrShuttingDown) {
+		// The tool saw only its context end: tell the client why.
+		res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: ErrShuttingDown.Error()}
+	}
 	outcome, cause := c.classify(ctx, name, res, err)
 	if (outcome == outcomePanic || outcome == outcomeError && isInternal(cause)) && c.opts.OnError != nil {
 		c.opts.OnError(cause)

@@ -105,6 +105,7 @@ func (ss *StdioServer) Serve(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 		ss.calls.Close()
+		ss.answerAborted()
 		session.Close()
 		<-waited
 		return ctx.Err()
@@ -115,6 +116,15 @@ func (ss *StdioServer) Serve(ctx context.Context) error {
 	}
 }
 
+// answerAborted waits, once the requests in flight are cancelled, for
+// their answers (their errors) to be written, for at most abortGrace, or
+// until Serve returns: closing the session drops what is not written.
+func (ss *StdioServer) answerAborted() {
+	grace, cancel := context.WithTimeout(ss.served, abortGrace)
+	defer cancel()
+	ss.read.Wait(grace)
+}
+
 // Shutdown stops the server gracefully: it refuses new tool calls (they
 // fail with [ErrShuttingDown]), waits until every call read is answered,
 // then cancels whatever request still runs, closes the session and waits
@@ -122,7 +132,9 @@ func (ss *StdioServer) Serve(ctx context.Context) error {
 // still running are cancelled (their context's cause is
 // [ErrShuttingDown]), the session is closed once they return, and
 // Shutdown returns ctx's error at once, even if a handler ignores its
-// context. A client that left first leaves nothing to wait for.
+// context (the answers of the cancelled calls, their errors, are written
+// first, for at most a second). A client that left first leaves nothing
+// to wait for.
 func (ss *StdioServer) Shutdown(ctx context.Context) error {
 	ss.calls.Close()
 	ss.mu.Lock()
@@ -139,6 +151,9 @@ func (ss *StdioServer) Shutdown(ctx context.Context) error {
 	ended := ss.served.Err() != nil
 	// What still runs (a tools/list, say) would hold the session's Close.
 	ss.calls.Abort()
+	if err != nil && !ended {
+		ss.answerAborted()
+	}
 	ss.stopOnce.Do(func() { close(ss.stop) })
 	switch {
 	case ended:

@@ -13,7 +13,7 @@ import (
 // server.
 func statefulHandler() (*mcp.Server, *Handler) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
-	h := New(s, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	h := New(s, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil), Limits{Total: 64, PerUser: 64, MaxBody: 1 << 20})
 	return s, h
 }
 
@@ -60,7 +60,7 @@ func TestRemembersOnlyLiveSessions(t *testing.T) {
 	h.mu.Lock()
 	remembered := len(h.ids)
 	h.mu.Unlock()
-	if remembered > 2*64 {
+	if remembered > 64 {
 		t.Errorf("remembers %d sessions with %d live", remembered, len(kept))
 	}
 
@@ -100,7 +100,7 @@ func TestRemembersOnlyLiveSessions(t *testing.T) {
 func TestForgetsEndedStreams(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
 	ended := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}) // the stream ends at once
-	h := New(s, ended)
+	h := New(s, ended, Limits{Total: 1, PerUser: 1})
 	for range 3 {
 		req := httptest.NewRequest(http.MethodGet, "/mcp", nil)
 		req.Header.Set("Authorization", "Bearer secret")
