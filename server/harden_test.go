@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -273,4 +274,158 @@ func TestBodyTimeoutNegativeRefused(t *testing.T) {
 	if _, err := server.HTTPHandler(s, server.HTTPOptions{Verifier: server.StaticTokens(testTokens), BodyTimeout: -1}); err == nil || !strings.Contains(err.Error(), "BodyTimeout") {
 		t.Errorf("HTTPHandler with a negative BodyTimeout: %v, want an error naming it", err)
 	}
+}
+
+// openSession posts an initialize as token's caller, and returns the
+// response (its body read) and the session id it opened ("" if none).
+func openSession(t *testing.T, url, token string) (*http.Response, []byte, string) {
+	t.Helper()
+	resp := post(t, url, "Bearer "+token, initializeBody)
+	body, _ := io.ReadAll(resp.Body)
+	return resp, body, resp.Header.Get("Mcp-Session-Id")
+}
+
+func deleteSession(t *testing.T, url, token, id string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodDelete, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Session-Id", id)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("DELETE: status %d", resp.StatusCode)
+	}
+}
+
+// checkRefusal checks that a refused initialize got status and a
+// JSON-RPC error for its id (1) whose message contains want.
+func checkRefusal(t *testing.T, resp *http.Response, body []byte, id string, status int, want string) {
+	t.Helper()
+	if resp.StatusCode != status || id != "" {
+		t.Fatalf("initialize past the bound: status %d, session %q; want %d and no session", resp.StatusCode, id, status)
+	}
+	var m struct {
+		ID    int `json:"id"`
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil || m.ID != 1 || m.Error.Code != -32000 || !strings.Contains(m.Error.Message, want) {
+		t.Errorf("refusal body %s (%v): want a JSON-RPC error of id 1 saying %q", body, err, want)
+	}
+}
+
+// TestStatefulSessionBounds: a caller opens at most MaxSessionsPerCaller
+// sessions, all callers at most MaxSessions; past a bound, a clear
+// refusal; a session closed (DELETE) or idled out frees its place.
+func TestStatefulSessionBounds(t *testing.T) {
+	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{
+		Stateful: true, MaxSessionsPerCaller: 3, MaxSessions: 5, SessionTimeout: time.Hour,
+	})
+	var alice []string
+	for range 3 {
+		_, _, id := openSession(t, hs.URL(), secretToken)
+		if id == "" {
+			t.Fatal("alice's initialize within the bound opened no session")
+		}
+		alice = append(alice, id)
+	}
+	resp, body, id := openSession(t, hs.URL(), secretToken)
+	checkRefusal(t, resp, body, id, http.StatusTooManyRequests, "this caller has 3 sessions open")
+
+	// Another caller has its own bound, within the total.
+	for range 2 {
+		if _, _, id := openSession(t, hs.URL(), "viewer-token"); id == "" {
+			t.Fatal("victor's initialize within the bounds opened no session")
+		}
+	}
+	resp, body, id = openSession(t, hs.URL(), "viewer-token")
+	checkRefusal(t, resp, body, id, http.StatusServiceUnavailable, "5 sessions are open")
+
+	// A closed session frees its place.
+	deleteSession(t, hs.URL(), secretToken, alice[0])
+	if _, _, id := openSession(t, hs.URL(), secretToken); id == "" {
+		t.Error("after a DELETE, alice could not open a session")
+	}
+}
+
+// TestStatefulSessionIdleTimeout: an idle session ends at SessionTimeout
+// and frees its place.
+func TestStatefulSessionIdleTimeout(t *testing.T) {
+	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{
+		Stateful: true, MaxSessionsPerCaller: 1, SessionTimeout: 200 * time.Millisecond,
+	})
+	if _, _, id := openSession(t, hs.URL(), secretToken); id == "" {
+		t.Fatal("no session")
+	}
+	if _, _, id := openSession(t, hs.URL(), secretToken); id != "" {
+		t.Fatal("a second session past the bound of 1")
+	}
+	waitFor(t, "the idle session to end", func() bool {
+		_, _, id := openSession(t, hs.URL(), secretToken)
+		return id != ""
+	})
+}
+
+func TestSessionBoundsNegativeRefused(t *testing.T) {
+	s, _ := hangServer(t)
+	for _, o := range []server.HTTPOptions{{MaxSessions: -1}, {MaxSessionsPerCaller: -1}} {
+		o.Verifier, o.Stateful = server.StaticTokens(testTokens), true
+		if _, err := server.HTTPHandler(s, o); err == nil || !strings.Contains(err.Error(), "MaxSessions") {
+			t.Errorf("HTTPHandler(%+v): %v, want an error naming the bound", o, err)
+		}
+	}
+}
+
+// TestStatelessCancelOnlyTheCallersCall: over stateless HTTP, a
+// notifications/cancelled in its own request cancels the call in flight
+// of the same caller and id, never another caller's.
+func TestStatelessCancelOnlyTheCallersCall(t *testing.T) {
+	d := newDeps("a")
+	hs := startHTTP(t, newTestServer(t, server.Options{}, d), server.HTTPOptions{})
+	answer := make(chan map[string]any, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, hs.URL(), strings.NewReader(`{"jsonrpc":"2.0","id":"c-5","method":"tools/call","params":{"name":"wait","arguments":{}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+secretToken)
+		req.Header.Set("Mcp-Protocol-Version", v2025)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answer <- nil
+			return
+		}
+		defer resp.Body.Close()
+		answer <- lastMessage(resp.Body)
+	}()
+	<-d.started
+	cancelCall := func(token, id string) {
+		t.Helper()
+		resp := post(t, hs.URL(), "Bearer "+token, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":"stop"}}`)
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("notifications/cancelled: status %d", resp.StatusCode)
+		}
+	}
+	cancelCall("viewer-token", `"c-5"`) // another caller, same id
+	cancelCall(secretToken, `5`)        // same caller, another id (a number)
+	select {
+	case cause := <-d.causes:
+		t.Fatalf("the call was cancelled (%v) by another caller's or another id's cancellation", cause)
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancelCall(secretToken, `"c-5"`)
+	select {
+	case cause := <-d.causes:
+		if !errors.Is(cause, server.ErrClientCancelledForTest) {
+			t.Errorf("cause %v, want the client's cancellation", cause)
+		}
+	case <-time.After(5 * time.Second):
+		close(d.release)
+		t.Fatal("the caller's own cancellation did not cancel its call")
+	}
+	<-answer
 }

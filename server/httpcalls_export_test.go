@@ -1,0 +1,5 @@
+package server
+
+// ErrClientCancelledForTest is errClientCancelled, for the black-box
+// tests.
+var ErrClientCancelledForTest = errClientCancelled

@@ -1,0 +1,92 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolroute/toolroute/server"
+)
+
+// tsClientDir holds the pinned official TypeScript SDK client (npm ci it
+// there; .ci/run does).
+const tsClientDir = "../test/tscancel"
+
+// nodeClient returns the node binary and the script's path, or skips the
+// test, loudly, when node or the npm modules are absent; under CI=true
+// it fails instead.
+func nodeClient(t *testing.T) (node, script string) {
+	t.Helper()
+	missing := func(what string) {
+		msg := "the TypeScript SDK client test needs " + what + " (cd test/tscancel && npm ci)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip("SKIPPED: " + msg)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node on PATH")
+	}
+	if _, err := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		missing("its npm modules")
+	}
+	return node, filepath.Join(tsClientDir, "cancel.mjs")
+}
+
+// TestTypeScriptClientCancelsStatelessCall: the official TypeScript SDK
+// client aborts a call over stateless HTTP, and stays connected; the
+// server's handler is cancelled at once by the client's
+// notifications/cancelled (it would otherwise run until released, or
+// until the client closes its connection).
+func TestTypeScriptClientCancelsStatelessCall(t *testing.T) {
+	node, script := nodeClient(t)
+	d := newDeps("a")
+	hs := startHTTP(t, newTestServer(t, server.Options{}, d), server.HTTPOptions{})
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script, hs.URL(), secretToken, "300", "3000")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	type result struct {
+		out []byte
+		err error
+	}
+	ran := make(chan result, 1)
+	go func() {
+		out, err := cmd.Output()
+		ran <- result{out, err}
+	}()
+	select {
+	case <-d.started:
+	case r := <-ran:
+		t.Fatalf("the client ended before the call started: %v\n%s\n%s", r.err, r.out, stderr.String())
+	}
+	select {
+	case cause := <-d.causes:
+		if !errors.Is(cause, server.ErrClientCancelledForTest) {
+			t.Errorf("the handler's context ended with %v, want the client's cancellation", cause)
+		}
+	case <-time.After(2 * time.Second):
+		close(d.release)
+		t.Error("the aborted call still runs 2s later, its client still connected")
+	}
+	r := <-ran
+	if r.err != nil {
+		t.Fatalf("client: %v\n%s", r.err, stderr.String())
+	}
+	var got struct {
+		Outcome         string `json:"outcome"`
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := json.Unmarshal(r.out, &got); err != nil || got.Outcome != "aborted" {
+		t.Errorf("client printed %s (%v), want an aborted call", r.out, err)
+	}
+	t.Logf("TypeScript SDK client, protocol %s: %s", got.ProtocolVersion, strings.TrimSpace(string(r.out)))
+}
