@@ -44,6 +44,9 @@ type access struct {
 	roles      []string     // the policy's roles; nil with a proxy
 	tokens     []tokenEntry // the static tokens, if any
 	demo       bool         // tokens are the embedded demo tokens
+	// ready tells whether the authorizer can decide (the RBAC proxy is
+	// reachable); nil when it cannot fail (a policy).
+	ready func(context.Context) error
 }
 
 // proxy decisions are cached this long: a revocation at the proxy takes
@@ -57,7 +60,9 @@ const (
 func loadAccess(cfg config) (*access, error) {
 	a := &access{}
 	if cfg.proxyAuth != "" {
-		a.authorizer = authz.Cached(&authz.ProxyAuth{BaseURL: cfg.proxyAuth}, proxyCacheTTL, proxyCacheMax)
+		proxy := &authz.ProxyAuth{BaseURL: cfg.proxyAuth}
+		a.authorizer = authz.Cached(proxy, proxyCacheTTL, proxyCacheMax)
+		a.ready = proxy.Ready
 	} else {
 		rps, p, err := loadPolicy(cfg.policyFile)
 		if err != nil {
@@ -177,6 +182,11 @@ func proxyToken(a authz.Authorizer, key []byte) server.TokenVerifier {
 		case errors.As(err, &unauth):
 			return authz.Caller{}, fmt.Errorf("the RBAC proxy does not know the token: %w", server.ErrInvalidToken)
 		default:
+			// An outage's text says only that: the log needs its cause.
+			var outage *authz.OutageError
+			if errors.As(err, &outage) && outage.Err != nil {
+				return authz.Caller{}, fmt.Errorf("checking the token with the RBAC proxy: %w: %v", err, outage.Err)
+			}
 			return authz.Caller{}, fmt.Errorf("checking the token with the RBAC proxy: %w", err)
 		}
 	}

@@ -94,7 +94,9 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 	if cfg.stdio {
 		options = append(options, server.StdioIO(io.NopCloser(stdin), nopWriteCloser{stdout}))
 	} else {
-		hopts := server.HTTPOptions{Verifier: acc.verifier, DrainDelay: cfg.drainDelay}
+		// /readyz answers 503, naming the RBAC proxy, while it is
+		// unreachable.
+		hopts := server.HTTPOptions{Verifier: acc.verifier, DrainDelay: cfg.drainDelay, ReadyCheck: acc.ready}
 		if cfg.anonymous != "" {
 			hopts.Anonymous = &authz.Caller{Subject: "anonymous", Roles: []string{cfg.anonymous}}
 		}

@@ -128,6 +128,14 @@ type HTTPOptions struct {
 	// nil means always ready. Under fx it reports whether every service
 	// is warm.
 	Ready func() bool
+	// ReadyCheck, if set, is asked by /readyz too, for what the server
+	// depends on at run time (an authorizer's service: see
+	// authz.ReadyChecker): while it returns an error, /readyz answers 503
+	// with the error's text, and when it begins and stops failing, the
+	// log says so (with the error). It is asked at most once a second
+	// (probes meanwhile get its last answer), and its context ends after
+	// 5 seconds.
+	ReadyCheck func(ctx context.Context) error
 	// DrainDelay is how long Shutdown keeps serving, with /readyz
 	// answering 503, before it stops accepting connections, so that load
 	// balancers notice first. 0 (the default) stops accepting at once.
@@ -331,7 +339,8 @@ func sessionUser(subject, token string) string {
 
 // HTTPServer serves an MCP server over streamable HTTP, with /healthz
 // (live: 200 while the process serves) and /readyz (200 when
-// [HTTPOptions.Ready] says so and the server is not draining, else 503)
+// [HTTPOptions.Ready] and [HTTPOptions.ReadyCheck] say so and the server
+// is not draining, else 503)
 // beside the MCP endpoint. It must be created with [NewHTTPServer].
 type HTTPServer struct {
 	opts     HTTPOptions
@@ -340,6 +349,7 @@ type HTTPServer struct {
 	requests *inflight.Tracker[*http.Request] // at the MCP endpoint, but standalone streams
 	draining atomic.Bool
 	sessions *sessionclose.Handler // stateful: what to end at Shutdown; else nil
+	check    *readyCheck           // HTTPOptions.ReadyCheck, or nil
 
 	mu     sync.Mutex
 	closed bool // Shutdown was called: Start refuses
@@ -360,6 +370,9 @@ func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
 		return nil, err
 	}
 	hs := &HTTPServer{opts: opts, drain: newDrain(), requests: inflight.New[*http.Request](), sessions: open}
+	if opts.ReadyCheck != nil {
+		hs.check = &readyCheck{check: opts.ReadyCheck, log: opts.logger()}
+	}
 	mux := http.NewServeMux()
 	mux.Handle(endpoint, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
@@ -384,11 +397,59 @@ func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintln(w, "not ready")
 		default:
+			if hs.check != nil {
+				if err := hs.check.err(r.Context()); err != nil {
+					w.WriteHeader(http.StatusServiceUnavailable)
+					fmt.Fprintln(w, "not ready:", err)
+					return
+				}
+			}
 			fmt.Fprintln(w, "ready")
 		}
 	})
 	hs.handler = limitBody(mux, opts.bodyTimeout())
 	return hs, nil
+}
+
+// The bounds of [HTTPOptions.ReadyCheck].
+const (
+	readyCheckEvery   = time.Second
+	readyCheckTimeout = 5 * time.Second
+)
+
+// readyCheck asks a ReadyCheck at most once every readyCheckEvery, and
+// logs when it begins and stops failing.
+type readyCheck struct {
+	check func(context.Context) error
+	log   *slog.Logger
+
+	mu   sync.Mutex // held while checking: concurrent probes share the answer
+	at   time.Time  // of the last answer; zero before the first
+	last error
+}
+
+// err returns the check's answer, asking it again if the last one is
+// older than readyCheckEvery.
+func (c *readyCheck) err(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && time.Since(c.at) < readyCheckEvery {
+		return c.last
+	}
+	ctx, cancel := context.WithTimeout(ctx, readyCheckTimeout)
+	defer cancel()
+	err := c.check(ctx)
+	switch {
+	case err != nil && errors.Is(ctx.Err(), context.Canceled):
+		// The probe went away: no answer to keep.
+		return err
+	case err != nil && c.last == nil:
+		c.log.Warn("toolroute: not ready", slog.String("error", err.Error()))
+	case err == nil && c.last != nil:
+		c.log.Info("toolroute: ready again", slog.String("was", c.last.Error()))
+	}
+	c.at, c.last = time.Now(), err
+	return err
 }
 
 // Handler returns the server's handler: the MCP endpoint, /healthz and
