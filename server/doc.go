@@ -75,7 +75,9 @@
 // default), a liveness report "still working: 30s elapsed"; the values
 // always increase, and nothing is sent once the call has ended. A client
 // cancels a call with notifications/cancelled (stdio, in-memory, stateful
-// HTTP) or by ending its stateless HTTP request: the handler's context
+// HTTP; over stateless HTTP, in a request of its own, it cancels the same
+// caller's calls of that id in this process) or by ending its stateless
+// HTTP request: the handler's context
 // is cancelled, the session keeps serving, and on stdio the cancelled
 // call gets no response. Arguments that a client sent as JSON text in a
 // string where the tool's schema expects an array or an object are
@@ -96,13 +98,17 @@
 //
 // The HTTP endpoint is stateless by default (MCP 2026-07-28 and older
 // clients; replicas behind any load balancer share nothing), cancels a
-// call's handler when its request ends, and limits request bodies
-// ([HTTPOptions.MaxRequestBodyBytes]); [HTTPOptions.Stateful] selects
-// sessions instead. A stateful session is bound to the caller that opened
-// it (its subject, or for a caller without one, its token): another
-// caller's requests on it are refused (403). Stateful sessions need a
-// token: [HTTPOptions.Anonymous] works only statelessly. [HTTPServer]
-// adds /healthz (live) and /readyz (ready once warm, 503 while draining).
+// call's handler when its request ends, and limits request bodies in size
+// ([HTTPOptions.MaxRequestBodyBytes]) and in time
+// ([HTTPOptions.BodyTimeout]); [HTTPOptions.Stateful] selects sessions
+// instead. A stateful session is bound to the caller that opened it (its
+// subject, or for a caller without one, its token): another caller's
+// requests on it are refused (403). Sessions are bounded per caller and in
+// all, and close when idle ([HTTPOptions.MaxSessionsPerCaller],
+// [HTTPOptions.MaxSessions], [HTTPOptions.SessionTimeout]). Stateful
+// sessions need a token: [HTTPOptions.Anonymous] works only statelessly.
+// [HTTPServer] adds /healthz (live) and /readyz (ready once warm and while
+// [HTTPOptions.ReadyCheck] passes, 503 while draining).
 //
 // # Shutdown
 //
@@ -111,8 +117,10 @@
 // requests and calls, lets in-flight calls finish within
 // [Options.ShutdownTimeout], then cancels them, and every other request
 // still running (a tools/list waiting on its authorizer): their context's
-// cause is [ErrShuttingDown]. Shutdown returns by its deadline even if a
-// handler ignores its context. With stateful HTTP sessions, new sessions
+// cause is [ErrShuttingDown], and each call is answered with a JSON-RPC
+// error naming the shutdown before the connection closes (within a second
+// past the deadline). Shutdown returns then even if a handler ignores its
+// context. With stateful HTTP sessions, new sessions
 // are refused (503) once the server stops accepting, and once the calls
 // are answered the standalone event streams end and the sessions are
 // closed, so an open client does not hold the shutdown until its
