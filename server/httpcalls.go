@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/toolroute/toolroute/authz"
 )
 
 // errRequestEnded is the cause of a call's context ending because its
@@ -72,13 +74,18 @@ func boundRequest(ctx context.Context) context.Context {
 	return rc
 }
 
-// callerKey is the verified caller of r, as bound to a session (see
-// [sessionUser]), or "" for an anonymous request.
+// callerKey is the verified caller of r, as a stateful session would be
+// bound to it (see [sessionUser]), or "" for an anonymous request.
 func callerKey(r *http.Request) string {
-	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
-		return ti.UserID
+	ti := auth.TokenInfoFromContext(r.Context())
+	if ti == nil {
+		return ""
 	}
-	return ""
+	c, ok := ti.Extra[tokenCallerKey].(authz.Caller)
+	if !ok || c.Subject == "" && c.Bearer == "" {
+		return ""
+	}
+	return sessionUser(c.Subject, c.Bearer)
 }
 
 // peekBody reads r's body (at most max bytes) and puts it back for the
