@@ -19,6 +19,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/server"
+	"github.com/toolroute/toolroute/server/telemetry"
 )
 
 // The embedded defaults: a role policy in the RBAC proxy's shape and the
@@ -60,8 +61,9 @@ const (
 func loadAccess(cfg config) (*access, error) {
 	a := &access{}
 	if cfg.proxyAuth != "" {
-		proxy := &authz.ProxyAuth{BaseURL: cfg.proxyAuth}
-		a.authorizer = authz.Cached(proxy, proxyCacheTTL, proxyCacheMax)
+		proxy := &authz.ProxyAuth{BaseURL: cfg.proxyAuth, Client: cfg.telemetry.proxyClient()}
+		observed := cfg.telemetry.authorizer(proxy, telemetry.SourceProxy)
+		a.authorizer = cfg.telemetry.authorizer(authz.Cached(observed, proxyCacheTTL, proxyCacheMax), telemetry.SourceCache)
 		a.ready = proxy.Ready
 	} else {
 		rps, p, err := loadPolicy(cfg.policyFile)
@@ -71,7 +73,7 @@ func loadAccess(cfg config) (*access, error) {
 		for _, rp := range rps {
 			a.roles = append(a.roles, rp.Role)
 		}
-		a.authorizer = p
+		a.authorizer = cfg.telemetry.authorizer(p, telemetry.SourcePolicy)
 	}
 
 	switch {

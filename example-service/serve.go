@@ -35,6 +35,17 @@ type catalogURL string
 // stdio, the client leaves.
 func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	obs, err := newObservability(ctx, &cfg.telemetry, stderr, logger)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := obs.close(ctx); err != nil {
+			logger.Warn("example-service: stopping telemetry", slog.Any("error", err))
+		}
+	}()
 	acc, err := loadAccess(cfg)
 	if err != nil {
 		return err
@@ -52,6 +63,7 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 		Instructions: instructions,
 		// In-flight calls get this long after the listener closes.
 		ShutdownTimeout: cfg.shutdownTimeout,
+		Observers:       obs.observers(),
 	}
 	if cfg.stdio {
 		opts.Caller = &authz.Caller{Subject: "local", Roles: []string{cfg.callerRole}}
@@ -81,7 +93,7 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 				}
 				return embeddedCatalog(lc, logger)
 			},
-			func(u catalogURL) *tools.Deps { return newDeps(cfg, u, acc.authorizer, sh, logger) },
+			func(u catalogURL) *tools.Deps { return obs.instrument(newDeps(cfg, u, acc.authorizer, sh, logger)) },
 		),
 		server.ProvideService(catalogService),
 		server.Module,
@@ -91,6 +103,7 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 	if sh != nil {
 		options = append(options, server.ProvideService(sh.service))
 	}
+	options = append(options, obs.fxOptions()...)
 	if cfg.stdio {
 		options = append(options, server.StdioIO(io.NopCloser(stdin), nopWriteCloser{stdout}))
 	} else {
@@ -112,6 +125,7 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 		return err
 	}
 	announce(stderr, cfg, acc, hs, upstream)
+	obs.announce(stderr)
 
 	select {
 	case <-ctx.Done():

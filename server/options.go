@@ -58,6 +58,15 @@ type Options struct {
 	// these reports.
 	ProgressInterval time.Duration
 
+	// Observers are receiving hooks for telemetry and audit (such as
+	// server/telemetry's), run in this order around every request right
+	// after its caller is resolved (authz.CallerFromContext works in
+	// them), and around everything else the server does with it: a
+	// call's deadline and log record, authorization, argument decoding
+	// and Middleware. So they see every request, the ones authorization
+	// refuses included, and all the time it takes. They must not panic.
+	Observers []mcp.Middleware
+
 	// Middleware are extra receiving hooks, run in this order around
 	// every dispatch after the caller is resolved, the call logged and
 	// authorization checked (so they see only visible tools' calls and

@@ -76,6 +76,9 @@ var ErrShuttingDown = errors.New("server: shutting down")
 //     shows a client the fixed text of an authorization refusal (see
 //     tool.Handle).
 //
+// [Options.Observers] run between steps 2 and 3, outside the panic
+// recovery (they must not panic).
+//
 // The returned server can be served over several transports at once
 // ([HTTPHandler], [StdioServer], in-memory) and keeps no per-request state.
 func New(opts Options, installs ...Installer) (*mcp.Server, error) {
@@ -233,8 +236,21 @@ func (c *chain) resolveCaller(ctx context.Context, req mcp.Request) (context.Con
 }
 
 func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	served := c.serve(next)
+	for _, o := range slices.Backward(c.opts.Observers) {
+		served = o(served)
+	}
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ctx, _ = c.resolveCaller(ctx, req)
+		return served(ctx, method, req)
+	}
+}
+
+// serve is the call path after the caller's resolution and the
+// observers.
+func (c *chain) serve(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
-		ctx, caller := c.resolveCaller(ctx, req)
+		caller, _ := authz.CallerFromContext(ctx)
 		d := drainFrom(ctx)
 		cr, isCall := req.(*mcp.CallToolRequest)
 		isCall = isCall && method == "tools/call" && cr.Params != nil

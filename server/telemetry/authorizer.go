@@ -1,0 +1,176 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/tool"
+)
+
+// The outcomes of an authorization decision (toolroute.authz.outcome).
+const (
+	outcomeAllow           = "allow"
+	outcomeDeny            = "deny"
+	outcomeUnauthenticated = "unauthenticated"
+	outcomeOutage          = "outage"
+)
+
+// Authorizer decorates a for telemetry: each decision (a call
+// of Allow or AllowMany) gets a span, "toolroute.authorize", and every
+// route decided counts once in toolroute.authz.decisions, by outcome and
+// by source. It panics if a is nil.
+//
+// source names what a is ([SourcePolicy], [SourceProxy], [SourceCache]
+// or [SourceOther]). Decorators may be nested, and a decision counts once,
+// at the outermost one, with the source of the innermost decorator that
+// was asked about the route: so a decision cache is observed by
+// decorating both its faces,
+//
+//	t.Authorizer(authz.Cached(t.Authorizer(proxy, telemetry.SourceProxy), ttl, max), telemetry.SourceCache)
+//
+// where a route the inner decorator is not asked about was answered by
+// the cache (source "cache", and a hit in toolroute.authz.cache.lookups),
+// and one it is asked about is a miss, decided by the proxy.
+func (t *Telemetry) Authorizer(a authz.Authorizer, source string) authz.Authorizer {
+	if a == nil {
+		panic("telemetry: Authorizer of a nil authz.Authorizer")
+	}
+	if source == "" {
+		source = SourceOther
+	}
+	return &authorizer{t: t, a: a, source: source, sourceAttr: AttrAuthzSource.String(source)}
+}
+
+type authorizer struct {
+	t          *Telemetry
+	a          authz.Authorizer
+	source     string
+	sourceAttr attribute.KeyValue
+}
+
+// decisionScope collects, during one outermost decision, the routes the
+// inner decorators were asked about, with their sources.
+type decisionScope struct {
+	mu    sync.Mutex
+	inner map[tool.Route]string
+}
+
+type scopeKey struct{}
+
+func (s *decisionScope) note(rs []tool.Route, source string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inner == nil {
+		s.inner = make(map[tool.Route]string, len(rs))
+	}
+	for _, r := range rs {
+		s.inner[r] = source // the innermost decorator notes last
+	}
+}
+
+func (z *authorizer) Allow(ctx context.Context, c authz.Caller, r tool.Route) error {
+	if sc, ok := ctx.Value(scopeKey{}).(*decisionScope); ok {
+		sc.note([]tool.Route{r}, z.source)
+		return z.a.Allow(ctx, c, r)
+	}
+	sc := &decisionScope{}
+	ctx, span := z.start(ctx, 1)
+	err := z.a.Allow(context.WithValue(ctx, scopeKey{}, sc), c, r)
+	allowed := err == nil
+	z.finish(ctx, span, sc, c, []tool.Route{r}, []bool{allowed}, err)
+	return err
+}
+
+func (z *authorizer) AllowMany(ctx context.Context, c authz.Caller, rs []tool.Route) ([]bool, error) {
+	if sc, ok := ctx.Value(scopeKey{}).(*decisionScope); ok {
+		sc.note(rs, z.source)
+		return z.a.AllowMany(ctx, c, rs)
+	}
+	sc := &decisionScope{}
+	ctx, span := z.start(ctx, len(rs))
+	allowed, err := z.a.AllowMany(context.WithValue(ctx, scopeKey{}, sc), c, rs)
+	if err == nil && len(allowed) != len(rs) {
+		err = &authz.OutageError{Err: fmt.Errorf("authz: AllowMany answered %d decisions for %d routes", len(allowed), len(rs))}
+		allowed = nil
+	}
+	z.finish(ctx, span, sc, c, rs, allowed, err)
+	return allowed, err
+}
+
+func (z *authorizer) start(ctx context.Context, n int) (context.Context, trace.Span) {
+	return z.t.tracer.Start(ctx, "toolroute.authorize", trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(z.sourceAttr, AttrAuthzRoutes.Int(n)))
+}
+
+// errorOutcome is the outcome of a decision that failed.
+func errorOutcome(err error) string {
+	var (
+		denied *authz.DeniedError
+		unauth *authz.UnauthenticatedError
+	)
+	switch {
+	case errors.As(err, &denied):
+		return outcomeDeny
+	case errors.As(err, &unauth):
+		return outcomeUnauthenticated
+	}
+	return outcomeOutage
+}
+
+// finish records the decision: its span, a count per route, cache hits
+// and misses, and the request's decision.
+func (z *authorizer) finish(ctx context.Context, span trace.Span, sc *decisionScope, c authz.Caller, rs []tool.Route, allowed []bool, err error) {
+	defer span.End()
+	failed := ""
+	if err != nil {
+		failed = errorOutcome(err)
+	}
+	anyAllowed := false
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for i, r := range rs {
+		o := failed
+		if err == nil {
+			o = outcomeDeny
+			if allowed[i] {
+				o, anyAllowed = outcomeAllow, true
+			}
+		}
+		src, inner := sc.inner[r]
+		if !inner {
+			src = z.source
+		}
+		if z.source == SourceCache {
+			res := "hit"
+			if inner {
+				res = "miss"
+			}
+			z.t.cacheLookups.Add(ctx, 1, metric.WithAttributes(AttrCacheResult.String(res)))
+		}
+		z.t.decisions.Add(ctx, 1, metric.WithAttributes(AttrAuthzOutcome.String(o), AttrAuthzSource.String(src)))
+	}
+	outcome := failed
+	if err == nil {
+		outcome = outcomeDeny
+		if anyAllowed {
+			outcome = outcomeAllow
+		}
+	}
+	span.SetAttributes(AttrAuthzOutcome.String(outcome))
+	if failed == outcomeOutage || failed == outcomeUnauthenticated {
+		span.SetAttributes(semconv.ErrorTypeKey.String(failed))
+		span.SetStatus(codes.Error, failed)
+	}
+	if st := requestFrom(ctx); st != nil {
+		st.noteDecision(c.Subject, outcome)
+	}
+}
