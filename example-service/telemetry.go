@@ -122,7 +122,9 @@ func newObservability(ctx context.Context, cfg *telemetryConfig, stderr io.Write
 }
 
 func (o *observability) auditFailed(logger *slog.Logger) func(error) {
-	return func(err error) { logger.Error("example-service: writing the audit trail failed", slog.Any("error", err)) }
+	return func(err error) {
+		logger.Error("example-service: writing the audit trail failed", slog.Any("error", err))
+	}
 }
 
 // observers are the server's observers (server.Options.Observers).

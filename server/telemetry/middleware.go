@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -198,7 +199,7 @@ func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, n
 
 	switch {
 	case method == "initialize":
-		t.trackSession(req, version)
+		t.trackSession(req)
 	case call != nil && o.outcome == callInput:
 		t.question(ctx, st, toolName, "asked", "input_required", "")
 	}
@@ -315,7 +316,7 @@ func classify(ctx context.Context, res mcp.Result, err error, st *request) outco
 // HTTP request), or of stateful HTTP (it has an id). A stateless HTTP
 // request's session lives for one request and is no session a client
 // keeps.
-func (t *Telemetry) trackSession(req mcp.Request, version string) {
+func (t *Telemetry) trackSession(req mcp.Request) {
 	ss, ok := req.GetSession().(*mcp.ServerSession)
 	if !ok || ss == nil || (req.GetExtra() != nil && ss.ID() == "") {
 		return
@@ -324,8 +325,8 @@ func (t *Telemetry) trackSession(req mcp.Request, version string) {
 	go func() {
 		ss.Wait()
 		var attrs []attribute.KeyValue
-		if version != "" {
-			attrs = append(attrs, semconv.McpProtocolVersion(version))
+		if p := ss.InitializeParams(); p != nil && slices.Contains(supportedVersions, p.ProtocolVersion) {
+			attrs = append(attrs, semconv.McpProtocolVersion(p.ProtocolVersion))
 		}
 		t.sessionDuration.Inst().Record(context.Background(), time.Since(start).Seconds(), metric.WithAttributes(attrs...))
 	}()

@@ -34,13 +34,13 @@ const (
 
 // The attribute keys of toolroute's own instruments and spans.
 const (
-	AttrAuthzOutcome    = attribute.Key("toolroute.authz.outcome")    // allow, deny, unauthenticated, outage
-	AttrAuthzSource     = attribute.Key("toolroute.authz.source")     // policy, proxy, cache, other
-	AttrAuthzRoutes     = attribute.Key("toolroute.authz.routes")     // routes asked about (spans only)
+	AttrAuthzOutcome    = attribute.Key("toolroute.authz.outcome")      // allow, deny, unauthenticated, outage
+	AttrAuthzSource     = attribute.Key("toolroute.authz.source")       // policy, proxy, cache, other
+	AttrAuthzRoutes     = attribute.Key("toolroute.authz.routes")       // routes asked about (spans only)
 	AttrCacheResult     = attribute.Key("toolroute.authz.cache.result") // hit, miss
-	AttrService         = attribute.Key("toolroute.service")          // the upstream's service key
-	AttrQuestionState   = attribute.Key("toolroute.question.state")   // asked, answered
-	AttrQuestionChannel = attribute.Key("toolroute.question.channel") // input_required, elicitation
+	AttrService         = attribute.Key("toolroute.service")            // the upstream's service key
+	AttrQuestionState   = attribute.Key("toolroute.question.state")     // asked, answered
+	AttrQuestionChannel = attribute.Key("toolroute.question.channel")   // input_required, elicitation
 )
 
 // The sources of an authorization decision, for [Telemetry.Authorizer].

@@ -1,0 +1,229 @@
+package telemetry_test
+
+import (
+	"context"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolroute/toolroute/server/servertest"
+	"github.com/toolroute/toolroute/server/telemetry"
+)
+
+const (
+	remoteTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	remoteSpan  = "00f067aa0ba902b7"
+)
+
+func attrs(s sdktrace.ReadOnlySpan) map[string]string {
+	out := map[string]string{}
+	for _, kv := range s.Attributes() {
+		out[string(kv.Key)] = kv.Value.Emit()
+	}
+	return out
+}
+
+func spanNamed(t *testing.T, spans []sdktrace.ReadOnlySpan, name string) sdktrace.ReadOnlySpan {
+	t.Helper()
+	for _, s := range spans {
+		if s.Name() == name {
+			return s
+		}
+	}
+	var names []string
+	for _, s := range spans {
+		names = append(names, s.Name())
+	}
+	t.Fatalf("no span %q among %q", name, names)
+	return nil
+}
+
+// noSecrets fails if any attribute of any span holds the bearer or an
+// argument value.
+func noSecrets(t *testing.T, spans []sdktrace.ReadOnlySpan, values ...string) {
+	t.Helper()
+	for _, s := range spans {
+		for k, v := range attrs(s) {
+			for _, bad := range append(values, secretBearer) {
+				if strings.Contains(v, bad) || strings.Contains(s.Name(), bad) {
+					t.Errorf("span %q: attribute %s=%q holds %q", s.Name(), k, v, bad)
+				}
+			}
+		}
+	}
+}
+
+// TestCallSpanTree: a tools/call whose params._meta carries a
+// traceparent makes a server span under that remote parent, an
+// authorization span and an upstream client span under it, in one trace,
+// and the upstream receives the trace context of its span.
+func TestCallSpanTree(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	cs := servertest.Connect(t, e.server, &viewer, nil)
+	params := &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": itemID},
+		Meta: mcp.Meta{"traceparent": "00-" + remoteTrace + "-" + remoteSpan + "-01"}}
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	spans := e.spans.Ended()
+	srv := spanNamed(t, spans, "tools/call get_item")
+	if srv.SpanKind() != trace.SpanKindServer || srv.Parent().TraceID().String() != remoteTrace || srv.Parent().SpanID().String() != remoteSpan || !srv.Parent().IsRemote() {
+		t.Errorf("server span: kind %v, parent %v", srv.SpanKind(), srv.Parent())
+	}
+	a := attrs(srv)
+	for k, want := range map[string]string{
+		"mcp.method.name": "tools/call", "gen_ai.tool.name": "get_item", "gen_ai.operation.name": "execute_tool",
+		"enduser.id": viewer.Subject, "mcp.protocol.version": mcp.SupportedProtocolVersions()[0],
+	} {
+		if a[k] != want {
+			t.Errorf("server span %s = %q, want %q", k, a[k], want)
+		}
+	}
+	if _, ok := a["error.type"]; ok {
+		t.Errorf("a successful call has error.type %q", a["error.type"])
+	}
+	authzSpans := 0
+	for _, s := range spans {
+		if s.Name() != "toolroute.authorize" {
+			continue
+		}
+		authzSpans++
+		if s.Parent().SpanID() != srv.SpanContext().SpanID() && s.Parent().SpanID() == (trace.SpanID{}) {
+			t.Errorf("authorization span without a parent")
+		}
+		if got := attrs(s); got["toolroute.authz.source"] != "policy" || got["toolroute.authz.outcome"] != "allow" {
+			t.Errorf("authorization span: %v", got)
+		}
+	}
+	// The guard's decision, and the upstream request's.
+	if authzSpans != 2 {
+		t.Errorf("%d authorization spans, want 2", authzSpans)
+	}
+	up := spanNamed(t, spans, "GET /items/v1/items/{id}")
+	if up.SpanKind() != trace.SpanKindClient || up.SpanContext().TraceID().String() != remoteTrace {
+		t.Errorf("upstream span: kind %v, trace %v", up.SpanKind(), up.SpanContext().TraceID())
+	}
+	if a := attrs(up); a["url.template"] != "/items/v1/items/{id}" || a["http.response.status_code"] != "200" || a["http.request.method"] != "GET" {
+		t.Errorf("upstream span attributes: %v", a)
+	}
+	if !descends(spans, up, srv) {
+		t.Errorf("the upstream span does not descend from the server span")
+	}
+	got := e.upstream.received()
+	want := "00-" + remoteTrace + "-" + up.SpanContext().SpanID().String() + "-01"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("upstream received traceparent %q, want %q", got, want)
+	}
+	noSecrets(t, spans, itemID)
+}
+
+// descends reports whether s is under ancestor.
+func descends(spans []sdktrace.ReadOnlySpan, s, ancestor sdktrace.ReadOnlySpan) bool {
+	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+	for _, x := range spans {
+		byID[x.SpanContext().SpanID()] = x
+	}
+	for cur := s; cur != nil; cur = byID[cur.Parent().SpanID()] {
+		if cur.Parent().SpanID() == ancestor.SpanContext().SpanID() {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRefusedAndUnknown: a hidden tool's call is observed (it never
+// reaches Options.Middleware) as denied, under its name; an unknown
+// tool's name reaches no metric attribute.
+func TestRefusedAndUnknown(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	cs := servertest.Connect(t, e.server, &viewer, nil)
+	for _, name := range []string{"delete_item", "no_such_tool"} {
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"id": itemID}}); err == nil {
+			t.Fatalf("%s: no error", name)
+		}
+	}
+	spans := e.spans.Ended()
+	hidden := spanNamed(t, spans, "tools/call delete_item")
+	if a := attrs(hidden); a["error.type"] != "-32602" || a["rpc.response.status_code"] != "-32602" || a["enduser.id"] != viewer.Subject {
+		t.Errorf("hidden tool's span: %v", a)
+	}
+	unknown := spanNamed(t, spans, "tools/call")
+	if a := attrs(unknown); a["gen_ai.tool.name"] != "no_such_tool" {
+		t.Errorf("unknown tool's span: %v", a)
+	}
+	ops := points(e.collect(t)["mcp.server.operation.duration"])
+	v := mcp.SupportedProtocolVersions()[0]
+	want := map[string]int64{
+		"error.type=-32602,gen_ai.tool.name=delete_item,mcp.method.name=tools/call,mcp.protocol.version=" + v + ",rpc.response.status_code=-32602": 1,
+		"error.type=-32602,mcp.method.name=tools/call,mcp.protocol.version=" + v + ",rpc.response.status_code=-32602":                             1,
+	}
+	for k, n := range want {
+		if ops[k] != n {
+			t.Errorf("operation duration %s: count %d, want %d (have %v)", k, ops[k], n, ops)
+		}
+	}
+	recs := e.records(t)
+	var calls []telemetry.Record
+	for _, r := range recs {
+		if r.Event == telemetry.EventCall {
+			calls = append(calls, r)
+		}
+	}
+	if len(calls) != 2 {
+		t.Fatalf("audit: %d call records, want 2: %+v", len(calls), recs)
+	}
+	if r := calls[0]; r.Tool != "delete_item" || r.Decision != "deny" || r.Outcome != "denied" || r.Subject != viewer.Subject {
+		t.Errorf("hidden tool's record: %+v", r)
+	}
+	if r := calls[1]; r.Tool != "no_such_tool" || r.Decision != "" || r.Outcome != "unknown_tool" {
+		t.Errorf("unknown tool's record: %+v", r)
+	}
+}
+
+// TestMetrics checks toolroute's own instruments after real calls.
+func TestMetrics(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	cs := servertest.Connect(t, e.server, &viewer, nil)
+	ctx := context.Background()
+	for range 3 {
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": itemID}}); err != nil || res.IsError {
+			t.Fatalf("call: %v %+v", err, res)
+		}
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": "missing"}}); err != nil || !res.IsError {
+		t.Fatalf("call of a missing item: %v %+v", err, res)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := e.collect(t)
+	v := mcp.SupportedProtocolVersions()[0]
+	check := func(metric string, want map[string]int64) {
+		t.Helper()
+		if got := points(m[metric]); !maps.Equal(got, want) {
+			t.Errorf("%s:\n got %v\nwant %v", metric, got, want)
+		}
+	}
+	check("mcp.server.operation.duration", map[string]int64{
+		"gen_ai.tool.name=get_item,mcp.method.name=tools/call,mcp.protocol.version=" + v:                       3,
+		"error.type=tool_error,gen_ai.tool.name=get_item,mcp.method.name=tools/call,mcp.protocol.version=" + v: 1,
+		"mcp.method.name=tools/list,mcp.protocol.version=" + v:                                                 1,
+		"mcp.method.name=server/discover,mcp.protocol.version=" + v:                                            1, // the client's handshake
+	})
+	// Guard and upstream request of each call (8), the list's two distinct
+	// routes (one allowed, one denied).
+	check(telemetry.MetricAuthzDecisions, map[string]int64{
+		"toolroute.authz.outcome=allow,toolroute.authz.source=policy": 9,
+		"toolroute.authz.outcome=deny,toolroute.authz.source=policy":  1,
+	})
+	check(telemetry.MetricUpstreamDuration, map[string]int64{
+		"http.request.method=GET,http.response.status_code=200,toolroute.service=items,url.template=/items/v1/items/{id}":                1 + 2,
+		"error.type=404,http.request.method=GET,http.response.status_code=404,toolroute.service=items,url.template=/items/v1/items/{id}": 1,
+	})
+	check(telemetry.MetricCallsActive, map[string]int64{"": 0})
+}
