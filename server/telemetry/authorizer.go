@@ -8,7 +8,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -83,7 +82,7 @@ func (z *authorizer) Allow(ctx context.Context, c authz.Caller, r tool.Route) er
 		return z.a.Allow(ctx, c, r)
 	}
 	sc := &decisionScope{}
-	ctx, span := z.start(ctx, 1)
+	ctx, span := z.start(ctx)
 	err := z.a.Allow(context.WithValue(ctx, scopeKey{}, sc), c, r)
 	allowed := err == nil
 	z.finish(ctx, span, sc, c, []tool.Route{r}, []bool{allowed}, err)
@@ -96,7 +95,7 @@ func (z *authorizer) AllowMany(ctx context.Context, c authz.Caller, rs []tool.Ro
 		return z.a.AllowMany(ctx, c, rs)
 	}
 	sc := &decisionScope{}
-	ctx, span := z.start(ctx, len(rs))
+	ctx, span := z.start(ctx)
 	allowed, err := z.a.AllowMany(context.WithValue(ctx, scopeKey{}, sc), c, rs)
 	if err == nil && len(allowed) != len(rs) {
 		err = &authz.OutageError{Err: fmt.Errorf("authz: AllowMany answered %d decisions for %d routes", len(allowed), len(rs))}
@@ -106,9 +105,8 @@ func (z *authorizer) AllowMany(ctx context.Context, c authz.Caller, rs []tool.Ro
 	return allowed, err
 }
 
-func (z *authorizer) start(ctx context.Context, n int) (context.Context, trace.Span) {
-	return z.t.tracer.Start(ctx, "toolroute.authorize", trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(z.sourceAttr, AttrAuthzRoutes.Int(n)))
+func (z *authorizer) start(ctx context.Context) (context.Context, trace.Span) {
+	return z.t.tracer.Start(ctx, "toolroute.authorize", trace.WithSpanKind(trace.SpanKindInternal))
 }
 
 // errorOutcome is the outcome of a decision that failed.
@@ -154,9 +152,9 @@ func (z *authorizer) finish(ctx context.Context, span trace.Span, sc *decisionSc
 			if inner {
 				res = "miss"
 			}
-			z.t.cacheLookups.Add(ctx, 1, metric.WithAttributes(AttrCacheResult.String(res)))
+			z.t.cacheLookups.Add(ctx, 1, z.t.cacheOpts.get(res, cacheAttrs))
 		}
-		z.t.decisions.Add(ctx, 1, metric.WithAttributes(AttrAuthzOutcome.String(o), AttrAuthzSource.String(src)))
+		z.t.decisions.Add(ctx, 1, z.t.decisionOpts.get([2]string{o, src}, decisionAttrs))
 	}
 	outcome := failed
 	if err == nil {
@@ -165,12 +163,25 @@ func (z *authorizer) finish(ctx context.Context, span trace.Span, sc *decisionSc
 			outcome = outcomeAllow
 		}
 	}
-	span.SetAttributes(AttrAuthzOutcome.String(outcome))
-	if failed == outcomeOutage || failed == outcomeUnauthenticated {
-		span.SetAttributes(semconv.ErrorTypeKey.String(failed))
-		span.SetStatus(codes.Error, failed)
+	if span.IsRecording() {
+		attrs := [...]attribute.KeyValue{z.sourceAttr, AttrAuthzRoutes.Int(len(rs)), AttrAuthzOutcome.String(outcome), {}}
+		n := 3
+		if failed == outcomeOutage || failed == outcomeUnauthenticated {
+			attrs[3] = semconv.ErrorTypeKey.String(failed)
+			n++
+			span.SetStatus(codes.Error, failed)
+		}
+		span.SetAttributes(attrs[:n]...)
 	}
 	if st := requestFrom(ctx); st != nil {
 		st.noteDecision(c.Subject, outcome)
 	}
+}
+
+func cacheAttrs(res string) []attribute.KeyValue {
+	return []attribute.KeyValue{AttrCacheResult.String(res)}
+}
+
+func decisionAttrs(k [2]string) []attribute.KeyValue {
+	return []attribute.KeyValue{AttrAuthzOutcome.String(k[0]), AttrAuthzSource.String(k[1])}
 }

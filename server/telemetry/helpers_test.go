@@ -193,8 +193,14 @@ func newEnv(t testing.TB, o envOptions) *env {
 // collect reads the metrics.
 func (e *env) collect(t testing.TB) map[string]metricdata.Metrics {
 	t.Helper()
+	return collect(t, e.reader)
+}
+
+// collect reads the metrics of r by name.
+func collect(t testing.TB, r *sdkmetric.ManualReader) map[string]metricdata.Metrics {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
-	if err := e.reader.Collect(context.Background(), &rm); err != nil {
+	if err := r.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]metricdata.Metrics{}

@@ -20,7 +20,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
-	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolroute/toolroute/authz"
@@ -141,21 +140,7 @@ func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, n
 		}
 	}
 	version := protocolVersion(req)
-	attrs := make([]attribute.KeyValue, 0, 8)
-	attrs = append(attrs, semconv.McpMethodNameKey.String(mname))
-	if version != "" {
-		attrs = append(attrs, semconv.McpProtocolVersion(version))
-	}
-	if s := req.GetSession(); s != nil && s.ID() != "" {
-		attrs = append(attrs, semconv.McpSessionID(s.ID()))
-	}
-	if call != nil {
-		attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(truncate(toolName)))
-	}
-	if st.subject != "" {
-		attrs = append(attrs, semconv.EnduserID(st.subject))
-	}
-	ctx, span := t.tracer.Start(ctx, mname, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	ctx, span := t.tracer.Start(ctx, mname, trace.WithSpanKind(trace.SpanKindServer))
 	defer span.End()
 	if call != nil {
 		t.active.Add(ctx, 1)
@@ -169,33 +154,44 @@ func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, n
 
 	o := classify(ctx, res, err, st)
 	known := call != nil && !(o.unknownTool && !st.asked)
-	if known {
-		span.SetName(mname + " " + toolName)
-	}
-	st.mu.Lock()
-	subject := st.subject
-	st.mu.Unlock()
-	if subject != "" {
-		span.SetAttributes(semconv.EnduserID(subject)) // learnt by the authorizer if not before
-	}
-	mattrs := make([]attribute.KeyValue, 0, 4)
-	if known {
-		mattrs = append(mattrs, semconv.GenAIToolName(toolName))
-	}
-	if version != "" {
-		mattrs = append(mattrs, semconv.McpProtocolVersion(version))
-	}
-	if o.errorType != "" {
-		mattrs = append(mattrs, semconv.ErrorTypeKey.String(o.errorType))
-		span.SetAttributes(semconv.ErrorTypeKey.String(o.errorType))
-		if o.rpcCode != "" {
-			span.SetAttributes(semconv.RPCResponseStatusCodeKey.String(o.rpcCode))
-			mattrs = append(mattrs, semconv.RPCResponseStatusCodeKey.String(o.rpcCode))
+	if span.IsRecording() {
+		// The attributes at the end, in one call: the subject may have been
+		// learnt by the authorizer meanwhile.
+		var buf [9]attribute.KeyValue
+		attrs := append(buf[:0], semconv.McpMethodNameKey.String(mname))
+		if version != "" {
+			attrs = append(attrs, semconv.McpProtocolVersion(version))
 		}
-		span.SetStatus(codes.Error, o.outcome)
+		if s, ok := req.GetSession().(*mcp.ServerSession); ok && s != nil && s.ID() != "" {
+			attrs = append(attrs, semconv.McpSessionID(s.ID()))
+		}
+		if call != nil {
+			attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(truncate(toolName)))
+		}
+		st.mu.Lock()
+		subject := st.subject
+		st.mu.Unlock()
+		if subject != "" {
+			attrs = append(attrs, semconv.EnduserID(subject))
+		}
+		if o.errorType != "" {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(o.errorType))
+			if o.rpcCode != "" {
+				attrs = append(attrs, semconv.RPCResponseStatusCodeKey.String(o.rpcCode))
+			}
+			span.SetStatus(codes.Error, o.outcome)
+		}
+		span.SetAttributes(attrs...)
+		if known {
+			span.SetName(mname + " " + toolName)
+		}
+	}
+	k := opKey{method: mname, version: version, errorType: o.errorType, rpcCode: o.rpcCode}
+	if known {
+		k.tool = toolName
 	}
 	d := time.Since(start)
-	t.opDuration.Record(ctx, d.Seconds(), mcpconv.MethodNameAttr(mname), mattrs...)
+	t.opDuration.Inst().Record(ctx, d.Seconds(), t.opOpts.get(k, opAttrs))
 
 	switch {
 	case method == "initialize":
@@ -380,4 +376,26 @@ func (t *Telemetry) digest(args []byte) string {
 	}
 	sum := sha256.Sum256(args)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// opKey is the attributes of an operation's measurement.
+type opKey struct {
+	method, tool, version, errorType, rpcCode string
+}
+
+func opAttrs(k opKey) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{semconv.McpMethodNameKey.String(k.method)}
+	if k.tool != "" {
+		attrs = append(attrs, semconv.GenAIToolName(k.tool))
+	}
+	if k.version != "" {
+		attrs = append(attrs, semconv.McpProtocolVersion(k.version))
+	}
+	if k.errorType != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(k.errorType))
+	}
+	if k.rpcCode != "" {
+		attrs = append(attrs, semconv.RPCResponseStatusCodeKey.String(k.rpcCode))
+	}
+	return attrs
 }

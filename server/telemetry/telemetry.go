@@ -96,6 +96,11 @@ type Telemetry struct {
 	upstreamDuration metric.Float64Histogram
 	active           metric.Int64UpDownCounter
 	questions        metric.Int64Counter
+
+	opOpts       optCache[opKey]
+	decisionOpts optCache[[2]string] // outcome, source
+	cacheOpts    optCache[string]
+	upOpts       optCache[upKey]
 }
 
 // New returns a Telemetry reporting to opts' providers. It fails only if

@@ -160,7 +160,7 @@ func TestRefusedAndUnknown(t *testing.T) {
 	v := mcp.SupportedProtocolVersions()[0]
 	want := map[string]int64{
 		"error.type=-32602,gen_ai.tool.name=delete_item,mcp.method.name=tools/call,mcp.protocol.version=" + v + ",rpc.response.status_code=-32602": 1,
-		"error.type=-32602,mcp.method.name=tools/call,mcp.protocol.version=" + v + ",rpc.response.status_code=-32602":                             1,
+		"error.type=-32602,mcp.method.name=tools/call,mcp.protocol.version=" + v + ",rpc.response.status_code=-32602":                              1,
 	}
 	for k, n := range want {
 		if ops[k] != n {

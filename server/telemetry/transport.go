@@ -10,7 +10,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
@@ -76,19 +75,7 @@ func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if _, ok := knownHTTPMethods[method]; !ok {
 		method = other
 	}
-	attrs := []attribute.KeyValue{
-		semconv.HTTPRequestMethodKey.String(method),
-		semconv.URLTemplateKey.String(tmpl),
-		tr.service,
-	}
-	spanAttrs := attrs
-	if host, port, err := net.SplitHostPort(r.URL.Host); err == nil {
-		n, _ := strconv.Atoi(port)
-		spanAttrs = append(spanAttrs[:len(spanAttrs):len(spanAttrs)], semconv.ServerAddressKey.String(host), semconv.ServerPortKey.Int(n))
-	} else if r.URL.Host != "" {
-		spanAttrs = append(spanAttrs[:len(spanAttrs):len(spanAttrs)], semconv.ServerAddressKey.String(r.URL.Host))
-	}
-	ctx, span := tr.t.tracer.Start(r.Context(), method+" "+tmpl, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(spanAttrs...))
+	ctx, span := tr.t.tracer.Start(r.Context(), method+" "+tmpl, trace.WithSpanKind(trace.SpanKindClient))
 	defer span.End()
 	out := r.Clone(ctx)
 	tr.t.prop.Inject(ctx, propagation.HeaderCarrier(out.Header))
@@ -96,23 +83,35 @@ func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := tr.base.RoundTrip(out)
 
 	use := UpstreamRequest{Method: r.Method, Route: tmpl}
+	k := upKey{service: tr.service.Value.AsString(), template: tmpl, method: method}
 	if err != nil {
 		use.Error = upstreamErrorType(err)
-		attrs = append(attrs, semconv.ErrorTypeKey.String(use.Error))
-		span.SetAttributes(semconv.ErrorTypeKey.String(use.Error))
-		span.SetStatus(codes.Error, use.Error)
+		k.errorType = use.Error
 	} else {
-		use.Status = resp.StatusCode
-		attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(resp.StatusCode))
-		span.SetAttributes(semconv.HTTPResponseStatusCodeKey.Int(resp.StatusCode))
+		use.Status, k.status = resp.StatusCode, resp.StatusCode
 		if resp.StatusCode >= 400 {
-			et := strconv.Itoa(resp.StatusCode)
-			attrs = append(attrs, semconv.ErrorTypeKey.String(et))
-			span.SetAttributes(semconv.ErrorTypeKey.String(et))
-			span.SetStatus(codes.Error, "")
+			k.errorType = strconv.Itoa(resp.StatusCode)
 		}
 	}
-	tr.t.upstreamDuration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attrs...))
+	if span.IsRecording() {
+		var buf [7]attribute.KeyValue
+		attrs := append(buf[:0], semconv.HTTPRequestMethodKey.String(method), semconv.URLTemplateKey.String(tmpl), tr.service)
+		if host, port, err := net.SplitHostPort(r.URL.Host); err == nil {
+			n, _ := strconv.Atoi(port)
+			attrs = append(attrs, semconv.ServerAddressKey.String(host), semconv.ServerPortKey.Int(n))
+		} else if r.URL.Host != "" {
+			attrs = append(attrs, semconv.ServerAddressKey.String(r.URL.Host))
+		}
+		if k.status != 0 {
+			attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(k.status))
+		}
+		if k.errorType != "" {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(k.errorType))
+			span.SetStatus(codes.Error, k.errorType)
+		}
+		span.SetAttributes(attrs...)
+	}
+	tr.t.upstreamDuration.Record(ctx, time.Since(start).Seconds(), tr.t.upOpts.get(k, upAttrs))
 	if st := requestFrom(ctx); st != nil {
 		st.noteUpstream(use)
 	}
@@ -146,4 +145,25 @@ func upstreamErrorType(err error) string {
 var knownHTTPMethods = map[string]struct{}{
 	http.MethodGet: {}, http.MethodHead: {}, http.MethodPost: {}, http.MethodPut: {}, http.MethodPatch: {},
 	http.MethodDelete: {}, http.MethodConnect: {}, http.MethodOptions: {}, http.MethodTrace: {},
+}
+
+// upKey is the attributes of an upstream request's measurement.
+type upKey struct {
+	service, template, method, errorType string
+	status                               int
+}
+
+func upAttrs(k upKey) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{
+		AttrService.String(k.service),
+		semconv.URLTemplateKey.String(k.template),
+		semconv.HTTPRequestMethodKey.String(k.method),
+	}
+	if k.status != 0 {
+		attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(k.status))
+	}
+	if k.errorType != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(k.errorType))
+	}
+	return attrs
 }

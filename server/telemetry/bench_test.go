@@ -1,0 +1,117 @@
+package telemetry_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/server"
+	"github.com/toolroute/toolroute/server/servertest"
+	"github.com/toolroute/toolroute/server/telemetry"
+)
+
+// discard is a span exporter that drops everything: the benchmark
+// measures making and batching spans, not a collector.
+type discard struct{}
+
+func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
+
+// benchServer returns a server over a real upstream, with telemetry on
+// (real SDK providers: a batch span processor with a no-op exporter, a
+// meter provider with a reader, a JSON audit trail to nowhere) or off.
+func benchServer(b *testing.B, up *upstream, on bool) *mcp.Server {
+	var (
+		a         authz.Authorizer = testPolicy(b)
+		transport                  = authz.Transport(http.DefaultTransport, "items", a)
+		opts                       = server.Options{Authorizer: a}
+	)
+	if on {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}))
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+		b.Cleanup(func() { tp.Shutdown(context.Background()); mp.Shutdown(context.Background()) })
+		tel, err := telemetry.New(telemetry.Options{TracerProvider: tp, MeterProvider: mp})
+		if err != nil {
+			b.Fatal(err)
+		}
+		a = tel.Authorizer(a, telemetry.SourcePolicy)
+		transport = tel.Transport(authz.Transport(http.DefaultTransport, "items", a), "items")
+		opts = server.Options{Authorizer: a, Observers: []mcp.Middleware{tel.Middleware()}}
+	}
+	s, err := server.New(opts, server.Install(testRegistry(), &deps{client: &http.Client{Transport: transport}, base: up.URL}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkCallPaired alternates tools/call with telemetry off and on,
+// call by call, in one loop, and reports each one's median and their
+// ratio: "get_item" reaches the upstream (an authorization, an upstream
+// request), "whoami" is local.
+func BenchmarkCallPaired(b *testing.B) {
+	up := newUpstream(b)
+	for _, name := range []string{"get_item", "whoami"} {
+		b.Run(name, func(b *testing.B) {
+			off := servertest.Connect(b, benchServer(b, up, false), &viewer, nil)
+			on := servertest.Connect(b, benchServer(b, up, true), &viewer, nil)
+			params := &mcp.CallToolParams{Name: name, Arguments: map[string]any{"id": itemID}}
+			if name == "whoami" {
+				params.Arguments = map[string]any{}
+			}
+			ctx := context.Background()
+			timed := func(cs *mcp.ClientSession) time.Duration {
+				start := time.Now()
+				res, err := cs.CallTool(ctx, params)
+				if err != nil || res.IsError {
+					b.Fatalf("call: %v %+v", err, res)
+				}
+				return time.Since(start)
+			}
+			var offT, onT []time.Duration
+			for b.Loop() {
+				if len(offT)%2 == 0 {
+					offT = append(offT, timed(off))
+					onT = append(onT, timed(on))
+				} else {
+					onT = append(onT, timed(on))
+					offT = append(offT, timed(off))
+				}
+			}
+			offM, onM := median(offT), median(onT)
+			b.ReportMetric(float64(offM.Nanoseconds()), "off-ns/call")
+			b.ReportMetric(float64(onM.Nanoseconds()), "on-ns/call")
+			b.ReportMetric(float64(onM)/float64(offM), "ratio")
+		})
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// BenchmarkCall measures tools/call of get_item with telemetry off and
+// on, separately (for -benchmem's allocation counts).
+func BenchmarkCall(b *testing.B) {
+	up := newUpstream(b)
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			cs := servertest.Connect(b, benchServer(b, up, on), &viewer, nil)
+			params := &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": itemID}}
+			for b.Loop() {
+				if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
+					b.Fatalf("call: %v %+v", err, res)
+				}
+			}
+		})
+	}
+}
