@@ -27,12 +27,18 @@
 //	-rate-limit N         at most N tool calls per second per caller (0 = off)
 //	-drain-delay D        on SIGTERM, serve D more with /readyz answering 503 (default 0)
 //	-shutdown-timeout D   then give in-flight calls D to finish (default 10s)
+//	-metrics-addr ADDR    serve Prometheus metrics at http://ADDR/metrics (off by default)
+//	-audit FILE           append audit records (JSON lines) to FILE ("-": standard error)
 //
 // Every flag can also be set from the environment: TOOLROUTE_ + the
 // flag's name in upper snake case (-proxy-auth is TOOLROUTE_PROXY_AUTH).
 // The command line wins; an empty variable counts as unset; a TOOLROUTE_
 // variable naming no flag stops the start. (The routes subcommand reads
 // its flags from the command line only.)
+//
+// Traces (and metrics) are exported as the standard OTEL_* environment
+// variables say, e.g. OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318
+// (see server/telemetry/otelsetup); nothing is exported without them.
 //
 // A tokens file is a JSON array:
 //
