@@ -114,13 +114,13 @@ func TestMetricsEndpoint(t *testing.T) {
 		}
 	}
 	check("mcp_server_operation_duration_seconds", map[string]float64{
-		"gen_ai_tool_name=get_item,mcp_method_name=tools/call,mcp_protocol_version=" + v:                                                       3,
-		"error_type=tool_error,gen_ai_tool_name=get_item,mcp_method_name=tools/call,mcp_protocol_version=" + v:                                 1,
+		"gen_ai_tool_name=get_item,mcp_method_name=tools/call,mcp_protocol_version=" + v:                                                           3,
+		"error_type=tool_error,gen_ai_tool_name=get_item,mcp_method_name=tools/call,mcp_protocol_version=" + v:                                     1,
 		"error_type=-32602,gen_ai_tool_name=delete_item,mcp_method_name=tools/call,mcp_protocol_version=" + v + ",rpc_response_status_code=-32602": 1,
-		"mcp_method_name=tools/list,mcp_protocol_version=" + v:                                                                                 1,
+		"mcp_method_name=tools/list,mcp_protocol_version=" + v:                                                                                     1,
 	})
 	check("toolroute_upstream_request_duration_seconds", map[string]float64{
-		"http_request_method=GET,http_response_status_code=200,toolroute_service=catalog,url_template=/catalog/api/v1/items/{id}":                  3,
+		"http_request_method=GET,http_response_status_code=200,toolroute_service=catalog,url_template=/catalog/api/v1/items/{id}":                3,
 		"error_type=404,http_request_method=GET,http_response_status_code=404,toolroute_service=catalog,url_template=/catalog/api/v1/items/{id}": 1,
 	})
 	if got := series(families["toolroute_authz_decisions_total"]); got["toolroute_authz_outcome=allow,toolroute_authz_source=policy"] < 8 ||
