@@ -217,7 +217,8 @@ func (o *otlpReceiver) named(name string) *tracepb.Span {
 // TestOTLPTraces serves example-service with the standard OTEL_*
 // environment pointing at an OTLP/HTTP receiver, calls a tool from a
 // traced client, and checks the exported span tree client → toolroute →
-// upstream in one trace, the upstream having received the trace context.
+// (authorization → RBAC proxy) and upstream in one trace, the upstream
+// having received the trace context.
 func TestOTLPTraces(t *testing.T) {
 	rcv := &otlpReceiver{}
 	collector := httptest.NewServer(rcv)
@@ -238,7 +239,7 @@ func TestOTLPTraces(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}))
 	defer upstream.Close()
-	url, stderr := start(t, "-upstream", upstream.URL)
+	url, stderr := start(t, "-upstream", upstream.URL, "-proxy-auth", rbacProxy(t).URL)
 	if !stderr.waitFor("traces exported") {
 		t.Errorf("tracing not announced:\n%s", stderr)
 	}
@@ -251,7 +252,7 @@ func TestOTLPTraces(t *testing.T) {
 	ctx, clientSpan := tp.Tracer("client").Start(context.Background(), "agent calls get_item")
 	meta := propagation.MapCarrier{}
 	propagation.TraceContext{}.Inject(ctx, meta)
-	cs := servertest.ConnectHTTP(t, url, "demo-viewer", nil)
+	cs := servertest.ConnectHTTP(t, url, "proxy-reader", nil)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": "itm-1"},
 		Meta: mcp.Meta{"traceparent": meta["traceparent"]}})
 	clientSpan.End()
@@ -279,12 +280,39 @@ func TestOTLPTraces(t *testing.T) {
 	if !exportedDescends(rcv, up, srv) || up.Kind != tracepb.Span_SPAN_KIND_CLIENT {
 		t.Errorf("the upstream span (kind %v) does not descend from the server span", up.Kind)
 	}
+	// The guard's decision asked the RBAC proxy (a cache miss): its HTTP
+	// call is a client span under the decision's span, in the call's trace.
+	// (The token's verification asked the proxy too, before the request
+	// reached MCP: that decision is a trace of its own.)
+	found := false
+	for _, proxyCall := range rcv.all("authz POST") {
+		for _, decision := range rcv.all("toolroute.authorize") {
+			if string(proxyCall.ParentSpanId) == string(decision.SpanId) && exportedDescends(rcv, decision, srv) {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Error("no decision span with the RBAC proxy's call under the server span")
+	}
 	want := fmt.Sprintf("00-%s-%s-01", traceID, hex.EncodeToString(up.SpanId))
 	mu.Lock()
 	defer mu.Unlock()
 	if len(traceparents) != 1 || traceparents[0] != want {
 		t.Errorf("the upstream received traceparent %q, want %q", traceparents, want)
 	}
+}
+
+func (o *otlpReceiver) all(name string) []*tracepb.Span {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []*tracepb.Span
+	for _, s := range o.spans {
+		if s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func exportedDescends(o *otlpReceiver, s, ancestor *tracepb.Span) bool {
@@ -300,4 +328,33 @@ func exportedDescends(o *otlpReceiver, s, ancestor *tracepb.Span) bool {
 		}
 	}
 	return false
+}
+
+// TestProxyTelemetry: with -proxy-auth, decisions are counted by source
+// (the RBAC proxy on a cache miss, the cache on a hit) and the cache's
+// lookups by result.
+func TestProxyTelemetry(t *testing.T) {
+	proxy := rbacProxy(t)
+	url, stderr := start(t, "-proxy-auth", proxy.URL, "-metrics-addr", "127.0.0.1:0")
+	if !stderr.waitFor("Prometheus metrics at") {
+		t.Fatalf("no metrics endpoint announced:\n%s", stderr)
+	}
+	metricsURL := metricsLine.FindStringSubmatch(stderr.String())[1]
+	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
+	cs := servertest.ConnectHTTP(t, url, "proxy-reader", nil)
+	for range 2 {
+		if _, errText, err := call(t, cs, "get_item", map[string]any{"id": "itm-1"}); err != nil || errText != "" {
+			t.Fatalf("get_item: %v %s", err, errText)
+		}
+	}
+	families := scrape(t, metricsURL)
+	lookups := series(families["toolroute_authz_cache_lookups_total"])
+	decisions := series(families["toolroute_authz_decisions_total"])
+	if lookups["toolroute_authz_cache_result=hit"] < 1 || lookups["toolroute_authz_cache_result=miss"] < 1 {
+		t.Errorf("cache lookups: %v", lookups)
+	}
+	if decisions["toolroute_authz_outcome=allow,toolroute_authz_source=proxy"] != lookups["toolroute_authz_cache_result=miss"] ||
+		decisions["toolroute_authz_outcome=allow,toolroute_authz_source=cache"] != lookups["toolroute_authz_cache_result=hit"] {
+		t.Errorf("decisions %v do not match the cache's lookups %v", decisions, lookups)
+	}
 }
