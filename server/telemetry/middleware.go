@@ -153,7 +153,7 @@ func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, n
 	res, err = next(ctx, method, req)
 
 	o := classify(ctx, res, err, st)
-	known := call != nil && !(o.unknownTool && !st.asked)
+	known := call != nil && !(o.unknownTool && !o.asked)
 	if span.IsRecording() {
 		// The attributes at the end, in one call: the subject may have been
 		// learnt by the authorizer meanwhile.
@@ -238,11 +238,16 @@ type outcome struct {
 	errorType   string // error.type: "tool_error", a JSON-RPC code, or "_OTHER"; "" if none
 	rpcCode     string // the JSON-RPC error code, if any
 	unknownTool bool   // answered like an unknown tool
+	asked       bool   // the authorizer was asked during the request
 	cause       error
 }
 
 func classify(ctx context.Context, res mcp.Result, err error, st *request) outcome {
 	var o outcome
+	st.mu.Lock()
+	decision, asked := st.decision, st.asked
+	st.mu.Unlock()
+	o.asked = asked
 	if err != nil {
 		o.cause = err
 		var rpc *jsonrpc.Error
@@ -256,9 +261,6 @@ func classify(ctx context.Context, res mcp.Result, err error, st *request) outco
 		default:
 			o.errorType = other
 		}
-		st.mu.Lock()
-		decision, asked := st.decision, st.asked
-		st.mu.Unlock()
 		switch {
 		case o.errorType == "cancelled" || ctx.Err() != nil:
 			o.outcome = callCancelled
