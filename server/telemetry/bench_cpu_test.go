@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/toolroute/toolroute/server/servertest"
 )
 
 // cpuTime is the process's user and system CPU time so far.
@@ -28,12 +26,7 @@ func BenchmarkCallCPU(b *testing.B) {
 	up := newUpstream(b)
 	for _, name := range []string{"get_item", "whoami"} {
 		b.Run(name, func(b *testing.B) {
-			off := servertest.Connect(b, benchServer(b, up, false), &viewer, nil)
-			on := servertest.Connect(b, benchServer(b, up, true), &viewer, nil)
-			params := &mcp.CallToolParams{Name: name, Arguments: map[string]any{"id": itemID}}
-			if name == "whoami" {
-				params.Arguments = map[string]any{}
-			}
+			off, on, params := benchPair(b, up, name)
 			ctx := context.Background()
 			const block = 20
 			run := func(cs *mcp.ClientSession) time.Duration {

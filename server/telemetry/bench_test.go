@@ -52,6 +52,18 @@ func benchServer(b *testing.B, up *upstream, on bool) *mcp.Server {
 	return s
 }
 
+// benchPair connects a client to a server with telemetry off and one to
+// a server with it on, and returns the parameters of a call of name.
+func benchPair(b *testing.B, up *upstream, name string) (off, on *mcp.ClientSession, params *mcp.CallToolParams) {
+	off = servertest.Connect(b, benchServer(b, up, false), &viewer, nil)
+	on = servertest.Connect(b, benchServer(b, up, true), &viewer, nil)
+	params = &mcp.CallToolParams{Name: name, Arguments: map[string]any{"id": itemID}}
+	if name == "whoami" {
+		params.Arguments = map[string]any{}
+	}
+	return off, on, params
+}
+
 // BenchmarkCallPaired alternates tools/call with telemetry off and on,
 // call by call, in one loop, and reports each one's median and their
 // ratio: "get_item" reaches the upstream (an authorization, an upstream
@@ -60,12 +72,7 @@ func BenchmarkCallPaired(b *testing.B) {
 	up := newUpstream(b)
 	for _, name := range []string{"get_item", "whoami"} {
 		b.Run(name, func(b *testing.B) {
-			off := servertest.Connect(b, benchServer(b, up, false), &viewer, nil)
-			on := servertest.Connect(b, benchServer(b, up, true), &viewer, nil)
-			params := &mcp.CallToolParams{Name: name, Arguments: map[string]any{"id": itemID}}
-			if name == "whoami" {
-				params.Arguments = map[string]any{}
-			}
+			off, on, params := benchPair(b, up, name)
 			ctx := context.Background()
 			timed := func(cs *mcp.ClientSession) time.Duration {
 				start := time.Now()
