@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
 	"github.com/toolroute/toolroute/server/telemetry"
+	"github.com/toolroute/toolroute/tool"
 )
 
 // discard is a span exporter that drops everything: the benchmark
@@ -121,4 +123,64 @@ func BenchmarkCall(b *testing.B) {
 			}
 		})
 	}
+}
+
+// okTransport answers every request 200 without a network.
+type okTransport struct{}
+
+func (okTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r, Header: http.Header{}}, nil
+}
+
+// BenchmarkOverhead measures what telemetry adds to one tools/call of a
+// mapped tool, without the MCP and HTTP work around it: the server span
+// and metrics (Middleware), two authorization decisions (the guard's and
+// the upstream request's) and one upstream request (Transport), with real
+// SDK providers (a batch span processor, a no-op exporter). "off" runs the
+// same decisions and request undecorated.
+func BenchmarkOverhead(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() { tp.Shutdown(context.Background()); mp.Shutdown(context.Background()) })
+	tel, err := telemetry.New(telemetry.Options{TracerProvider: tp, MeterProvider: mp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	policy := testPolicy(b)
+	routes := []tool.Route{getRoute}
+	bound, _ := getRoute.Bind(map[string]string{"id": itemID})
+	call := &tool.Call{Tool: "get_item", ServiceKey: "items", Routes: routes}
+	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "get_item", Arguments: []byte(`{"id":"` + itemID + `"}`)}}
+	ctx := authz.WithCaller(context.Background(), viewer)
+	handler := func(a authz.Authorizer, rt http.RoundTripper) mcp.MethodHandler {
+		return func(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
+			if _, err := a.AllowMany(ctx, viewer, routes); err != nil {
+				return nil, err
+			}
+			r, _ := http.NewRequestWithContext(tool.WithCall(ctx, call), http.MethodGet, "http://upstream"+strings.TrimPrefix(bound.URI, "/items"), nil)
+			if _, err := rt.RoundTrip(r); err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{}, nil
+		}
+	}
+	b.Run("off", func(b *testing.B) {
+		h := handler(policy, authz.Transport(okTransport{}, "items", policy))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := h(ctx, "tools/call", req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("on", func(b *testing.B) {
+		a := tel.Authorizer(policy, telemetry.SourcePolicy)
+		h := tel.Middleware()(handler(a, tel.Transport(authz.Transport(okTransport{}, "items", a), "items")))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := h(ctx, "tools/call", req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
