@@ -165,31 +165,72 @@ func TestQuestions(t *testing.T) {
 }
 
 // TestSessionDuration: a 2025 client's session (initialize handshake)
-// is measured when it ends.
+// is measured when it ends, in memory and over stateful HTTP; over
+// stateless HTTP, where every request has a session of its own, none is.
 func TestSessionDuration(t *testing.T) {
-	e := newEnv(t, envOptions{})
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := e.server.Connect(authz.WithCaller(context.Background(), viewer), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v0"}, nil).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs.Close()
-	ss.Wait()
-	want := map[string]int64{"mcp.protocol.version=2025-11-25": 1}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		got := points(e.collect(t)["mcp.server.session.duration"])
-		if maps.Equal(got, want) {
-			return
+	inMemory := func(t *testing.T, e *env) {
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := e.server.Connect(authz.WithCaller(context.Background(), viewer), st, nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("session duration: %v, want %v", got, want)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v0"}, nil).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(10 * time.Millisecond)
+		cs.Close()
+		ss.Wait()
+	}
+	overHTTP := func(stateful bool) func(*testing.T, *env) {
+		return func(t *testing.T, e *env) {
+			h, err := server.HTTPHandler(e.server, server.HTTPOptions{Stateful: stateful, Verifier: server.StaticTokens(map[string]authz.Caller{"tok": viewer})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			hc := &http.Client{Transport: headers{"Authorization": "Bearer tok"}}
+			defer hc.CloseIdleConnections()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v0"}, nil).Connect(context.Background(),
+				&mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cs.ListTools(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			cs.Close()
+		}
+	}
+	for _, tt := range []struct {
+		name    string
+		session func(*testing.T, *env)
+		want    map[string]int64
+	}{
+		{"in-memory", inMemory, map[string]int64{"mcp.protocol.version=2025-11-25": 1}},
+		{"stateful HTTP", overHTTP(true), map[string]int64{"mcp.protocol.version=2025-11-25": 1}},
+		{"stateless HTTP", overHTTP(false), map[string]int64{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, envOptions{})
+			tt.session(t, e)
+			if len(tt.want) == 0 {
+				// A session's duration is recorded once it is closed, which
+				// the client's Close does not wait for: give it time to appear.
+				time.Sleep(200 * time.Millisecond)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				got := points(e.collect(t)["mcp.server.session.duration"])
+				if maps.Equal(got, tt.want) {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("session duration: %v, want %v", got, tt.want)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
 	}
 }
 
