@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/toolroute/toolroute/authz"
+	icall "github.com/toolroute/toolroute/internal/call"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
 	"github.com/toolroute/toolroute/server/telemetry"
@@ -157,7 +158,7 @@ func BenchmarkOverhead(b *testing.B) {
 			if _, err := a.AllowMany(ctx, viewer, routes); err != nil {
 				return nil, err
 			}
-			r, _ := http.NewRequestWithContext(tool.WithCall(ctx, call), http.MethodGet, "http://upstream"+strings.TrimPrefix(bound.URI, "/items"), nil)
+			r, _ := http.NewRequestWithContext(icall.With(ctx, &icall.Tool{Info: call}), http.MethodGet, "http://upstream"+strings.TrimPrefix(bound.URI, "/items"), nil)
 			if _, err := rt.RoundTrip(r); err != nil {
 				return nil, err
 			}

@@ -117,7 +117,7 @@ func testRegistry() *registry.Registry[*deps] {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, d.base+strings.TrimPrefix(bound.URI, "/items"), nil)
 			resp, err := d.client.Do(req)
 			if err != nil {
-				return item{}, authz.ToolError(err)
+				return item{}, err
 			}
 			defer resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
