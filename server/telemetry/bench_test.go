@@ -27,6 +27,19 @@ type discard struct{}
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 func (discard) Shutdown(context.Context) error                             { return nil }
 
+// benchTelemetry returns telemetry over real SDK providers: a batch
+// span processor with a no-op exporter, a meter provider with a reader.
+func benchTelemetry(b *testing.B) *telemetry.Telemetry {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() { tp.Shutdown(context.Background()); mp.Shutdown(context.Background()) })
+	tel, err := telemetry.New(telemetry.Options{TracerProvider: tp, MeterProvider: mp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tel
+}
+
 // benchServer returns a server over a real upstream, with telemetry on
 // (real SDK providers: a batch span processor with a no-op exporter, a
 // meter provider with a reader, a JSON audit trail to nowhere) or off.
@@ -37,13 +50,7 @@ func benchServer(b *testing.B, up *upstream, on bool) *mcp.Server {
 		opts                       = server.Options{Authorizer: a}
 	)
 	if on {
-		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}))
-		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-		b.Cleanup(func() { tp.Shutdown(context.Background()); mp.Shutdown(context.Background()) })
-		tel, err := telemetry.New(telemetry.Options{TracerProvider: tp, MeterProvider: mp})
-		if err != nil {
-			b.Fatal(err)
-		}
+		tel := benchTelemetry(b)
 		a = tel.Authorizer(a, telemetry.SourcePolicy)
 		transport = tel.Transport(authz.Transport(http.DefaultTransport, "items", a), "items")
 		opts = server.Options{Authorizer: a, Observers: []mcp.Middleware{tel.Middleware()}}
@@ -140,13 +147,7 @@ func (okTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // SDK providers (a batch span processor, a no-op exporter). "off" runs the
 // same decisions and request undecorated.
 func BenchmarkOverhead(b *testing.B) {
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-	b.Cleanup(func() { tp.Shutdown(context.Background()); mp.Shutdown(context.Background()) })
-	tel, err := telemetry.New(telemetry.Options{TracerProvider: tp, MeterProvider: mp})
-	if err != nil {
-		b.Fatal(err)
-	}
+	tel := benchTelemetry(b)
 	policy := testPolicy(b)
 	routes := []tool.Route{getRoute}
 	bound, _ := getRoute.Bind(map[string]string{"id": itemID})
