@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -54,5 +55,37 @@ func TestObservers(t *testing.T) {
 	defer mu.Unlock()
 	if !slices.Equal(seen, want) {
 		t.Errorf("seen %q, want %q", seen, want)
+	}
+}
+
+// TestObserverPanicRecovered: an observer that panics answers its request
+// with an internal error, logged with the stack, and the server goes on.
+func TestObserverPanicRecovered(t *testing.T) {
+	sink, log := newLogSink()
+	boom := func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" && req.(*mcp.CallToolRequest).Params.Name == "echo" {
+				panic("observer bug")
+			}
+			return next(ctx, method, req)
+		}
+	}
+	opts := serverOptions(&authz.Caller{Subject: "bob", Roles: []string{"admin"}})
+	opts.Logger = log
+	opts.Observers = []mcp.Middleware{boom}
+	s, err := server.New(opts, server.Install(testRegistry(), newDeps("a")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := servertest.Connect(t, s, nil, nil)
+	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+	if err == nil || !strings.Contains(err.Error(), "internal error") {
+		t.Fatalf("call through a panicking observer: err = %v, want an internal error", err)
+	}
+	if !strings.Contains(sink.String(), "observer bug") {
+		t.Errorf("the panic was not logged:\n%s", sink.String())
+	}
+	if names := toolNames(t, cs); len(names) == 0 {
+		t.Error("the server stopped serving after an observer's panic")
 	}
 }

@@ -64,7 +64,8 @@ type Options struct {
 	// them), and around everything else the server does with it: a
 	// call's deadline and log record, authorization, argument decoding
 	// and Middleware. So they see every request, the ones authorization
-	// refuses included, and all the time it takes. They must not panic.
+	// refuses included, and all the time it takes. A panic in one is
+	// recovered (JSON-RPC error -32603, logged with its stack).
 	Observers []mcp.Middleware
 
 	// Middleware are extra receiving hooks, run in this order around

@@ -76,8 +76,9 @@ var ErrShuttingDown = errors.New("server: shutting down")
 //     shows a client the fixed text of an authorization refusal (see
 //     tool.Handle).
 //
-// [Options.Observers] run between steps 2 and 3, outside the panic
-// recovery (they must not panic).
+// [Options.Observers] run between steps 2 and 3: after the caller is
+// known, before anything can refuse the request. A panic in one is
+// recovered like one in any other layer.
 //
 // The returned server can be served over several transports at once
 // ([HTTPHandler], [StdioServer], in-memory) and keeps no per-request state.
@@ -240,8 +241,11 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	for _, o := range slices.Backward(c.opts.Observers) {
 		served = o(served)
 	}
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ctx, _ = c.resolveCaller(ctx, req)
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		ctx, caller := c.resolveCaller(ctx, req)
+		// The observers run outside serve's own recovery: a panicking
+		// observer must not take the process down either.
+		defer c.recoverOther(method, caller, &err)
 		return served(ctx, method, req)
 	}
 }
