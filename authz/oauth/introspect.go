@@ -1,0 +1,265 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/toolroute/toolroute/authz"
+)
+
+// The defaults of [IntrospectionOptions].
+const (
+	defaultCacheTTL = time.Minute
+	defaultCacheMax = 10_000
+)
+
+// IntrospectionOptions configures an [IntrospectionVerifier]. URL,
+// ClientID, ClientSecret and Audience are required; every other zero
+// field selects its default.
+type IntrospectionOptions struct {
+	// URL is the authorization server's introspection endpoint (RFC
+	// 7662).
+	URL string
+	// ClientID and ClientSecret are this resource server's client
+	// credentials at the authorization server (HTTP Basic, RFC 6749
+	// §2.3.1).
+	ClientID, ClientSecret string
+	// Audience is this resource server's identifier: the answer's "aud"
+	// must contain it (an answer without "aud" is refused).
+	Audience string
+	// Issuer, if set, must equal the answer's "iss" when it has one.
+	Issuer string
+	// RolesClaim is where the roles are read in the answer, as in
+	// [JWTOptions.RolesClaim]. "" selects "roles".
+	RolesClaim string
+	// CacheTTL bounds how long an active token's answer is reused; it is
+	// never reused past the token's "exp". 0 selects one minute; a
+	// negative value turns the cache off (every request asks).
+	CacheTTL time.Duration
+	// CacheMax bounds the number of cached answers. 0 selects 10,000.
+	CacheMax int
+	// HTTPClient calls the endpoint. nil selects a client with a 10 s
+	// timeout.
+	HTTPClient *http.Client
+	// Logger receives why tokens are refused (debug). nil selects
+	// [slog.Default].
+	Logger *slog.Logger
+}
+
+// IntrospectionVerifier verifies opaque access tokens by asking the
+// authorization server (RFC 7662 token introspection). It must be created
+// with [NewIntrospectionVerifier] and is safe for concurrent use.
+//
+// An inactive token is refused (HTTP 401). An unreachable endpoint, or
+// one that refuses this server's credentials, is an outage (HTTP 503).
+// Active answers are cached by the token's SHA-256 digest, until the
+// token's "exp" or CacheTTL, whichever comes first.
+type IntrospectionVerifier struct {
+	opts   IntrospectionOptions
+	roles  string
+	client *http.Client
+	down   atomic.Bool // the last request was an outage
+
+	mu    sync.Mutex
+	cache map[[sha256.Size]byte]introspected
+}
+
+type introspected struct {
+	caller authz.Caller // without Bearer
+	until  time.Time
+}
+
+// NewIntrospectionVerifier returns a verifier for opts, or an error if
+// they are invalid.
+func NewIntrospectionVerifier(opts IntrospectionOptions) (*IntrospectionVerifier, error) {
+	if err := checkIssuer("IntrospectionOptions.URL", opts.URL); err != nil {
+		return nil, err
+	}
+	switch {
+	case opts.ClientID == "" || opts.ClientSecret == "":
+		return nil, errors.New("oauth: IntrospectionOptions.ClientID and ClientSecret are required: the introspection endpoint authenticates its callers")
+	case opts.Audience == "":
+		return nil, errors.New("oauth: IntrospectionOptions.Audience is empty: name this resource server, so that tokens for other services are refused")
+	}
+	if opts.Issuer != "" {
+		if err := checkIssuer("IntrospectionOptions.Issuer", opts.Issuer); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkRolesClaim(opts.RolesClaim); err != nil {
+		return nil, err
+	}
+	if opts.CacheTTL == 0 {
+		opts.CacheTTL = defaultCacheTTL
+	}
+	if opts.CacheMax <= 0 {
+		opts.CacheMax = defaultCacheMax
+	}
+	return &IntrospectionVerifier{
+		opts:   opts,
+		roles:  cmpOr(opts.RolesClaim, DefaultRolesClaim),
+		client: defaultClient(opts.HTTPClient),
+		cache:  map[[sha256.Size]byte]introspected{},
+	}, nil
+}
+
+func (v *IntrospectionVerifier) log() *slog.Logger {
+	if v.opts.Logger != nil {
+		return v.opts.Logger
+	}
+	return slog.Default()
+}
+
+// Ready reports whether the last introspection request reached the
+// authorization server (true before the first).
+func (v *IntrospectionVerifier) Ready() bool { return !v.down.Load() }
+
+// Verify asks the authorization server about token and returns its
+// caller: the subject from "sub" (required), the roles from the roles
+// claim, and the token as Bearer. It has the shape of
+// server.TokenVerifier (the request is not used).
+//
+// An inactive, foreign (audience, issuer) or subject-less token yields an
+// error wrapping [auth.ErrInvalidToken]; an outage an
+// *[authz.OutageError]. Neither holds the token.
+func (v *IntrospectionVerifier) Verify(ctx context.Context, token string, _ *http.Request) (authz.Caller, error) {
+	key := sha256.Sum256([]byte(token))
+	now := time.Now()
+	v.mu.Lock()
+	e, ok := v.cache[key]
+	if ok && now.After(e.until) {
+		delete(v.cache, key)
+		ok = false
+	}
+	v.mu.Unlock()
+	if ok {
+		c := e.caller
+		c.Roles = append([]string(nil), c.Roles...)
+		c.Bearer = token
+		return c, nil
+	}
+	claims, err := v.introspect(ctx, token)
+	if err != nil {
+		return authz.Caller{}, err
+	}
+	refuse := func(why string) (authz.Caller, error) {
+		v.log().DebugContext(ctx, "oauth: token refused by introspection", slog.String("reason", why))
+		return authz.Caller{}, fmt.Errorf("oauth: introspection: %s: %w", why, auth.ErrInvalidToken)
+	}
+	if active, _ := claims["active"].(bool); !active {
+		return refuse("the token is not active")
+	}
+	if iss, has := claims["iss"]; has && v.opts.Issuer != "" && iss != v.opts.Issuer {
+		return refuse(fmt.Sprintf("issuer %v is not %s", iss, v.opts.Issuer))
+	}
+	if !audienceHas(claims["aud"], v.opts.Audience) {
+		return refuse(fmt.Sprintf("audience %v does not contain %s", claims["aud"], v.opts.Audience))
+	}
+	until := now.Add(v.opts.CacheTTL)
+	if exp, has := claims["exp"].(float64); has {
+		e := time.Unix(int64(exp), 0)
+		if !e.After(now) {
+			return refuse("the token has expired")
+		}
+		if e.Before(until) {
+			until = e
+		}
+	}
+	c, err := callerFrom(claims, v.roles, token)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	if v.opts.CacheTTL > 0 {
+		v.mu.Lock()
+		if len(v.cache) >= v.opts.CacheMax {
+			v.evict(now)
+		}
+		cached := c
+		cached.Bearer = ""
+		cached.Roles = append([]string(nil), c.Roles...)
+		v.cache[key] = introspected{caller: cached, until: until}
+		v.mu.Unlock()
+	}
+	return c, nil
+}
+
+// evict drops the expired entries or, if none, an arbitrary half. v.mu
+// is held.
+func (v *IntrospectionVerifier) evict(now time.Time) {
+	n := len(v.cache)
+	for k, e := range v.cache {
+		if now.After(e.until) {
+			delete(v.cache, k)
+		}
+	}
+	for k := range v.cache {
+		if len(v.cache) <= n/2 {
+			break
+		}
+		delete(v.cache, k)
+	}
+}
+
+func audienceHas(aud any, want string) bool {
+	switch a := aud.(type) {
+	case string:
+		return a == want
+	case []any:
+		for _, x := range a {
+			if x == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// introspect posts token to the endpoint and returns the answer's members.
+func (v *IntrospectionVerifier) introspect(ctx context.Context, token string) (map[string]any, error) {
+	outage := func(err error) (map[string]any, error) {
+		v.down.Store(true)
+		return nil, &authz.OutageError{Err: err}
+	}
+	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, v.opts.URL, strings.NewReader(form.Encode()))
+	if err != nil {
+		return outage(fmt.Errorf("oauth: introspection request: %v", err))
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.SetBasicAuth(url.QueryEscape(v.opts.ClientID), url.QueryEscape(v.opts.ClientSecret))
+	resp, err := v.client.Do(req)
+	if err != nil {
+		// The error names the endpoint; the token is in the body.
+		return outage(fmt.Errorf("oauth: introspection: %w", err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument))
+	switch {
+	case err != nil:
+		return outage(fmt.Errorf("oauth: introspection at %s: reading the answer: %v", v.opts.URL, err))
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return outage(fmt.Errorf("oauth: introspection at %s refuses this server's client credentials (client %q): %s", v.opts.URL, v.opts.ClientID, resp.Status))
+	case resp.StatusCode != http.StatusOK:
+		return outage(fmt.Errorf("oauth: introspection at %s: %s", v.opts.URL, resp.Status))
+	}
+	var claims map[string]any
+	if err := json.Unmarshal(body, &claims); err != nil {
+		return outage(fmt.Errorf("oauth: introspection at %s: the answer is not a JSON object: %v", v.opts.URL, err))
+	}
+	v.down.Store(false)
+	return claims, nil
+}

@@ -1,0 +1,340 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/time/rate"
+
+	"github.com/toolroute/toolroute/authz"
+)
+
+// DefaultAlgorithms are the signature algorithms a [JWTVerifier] accepts
+// when its options name none: asymmetric ones only. "none" and the HMAC
+// algorithms (HS256, ...) are never accepted: a verifier holds only public
+// keys, and an HMAC "signed" with a public key proves nothing.
+var DefaultAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+// The defaults of [JWTOptions].
+const (
+	defaultLeeway          = 30 * time.Second
+	defaultRefreshInterval = time.Hour
+	defaultMinRefresh      = time.Minute
+)
+
+// JWTOptions configures a [JWTVerifier]. Issuer and Audience are
+// required; every other zero field selects its default.
+type JWTOptions struct {
+	// Issuer is the authorization server's issuer identifier. Its
+	// metadata is discovered from it (OpenID Connect discovery, else RFC
+	// 8414), and a token's "iss" must equal it exactly.
+	Issuer string
+	// Audience is this resource server's identifier (RFC 8707): a token's
+	// "aud" must contain it, so that a token issued for another service
+	// is refused.
+	Audience string
+	// RolesClaim is where the caller's roles are read: a claim name
+	// ("roles", "groups", "scope") or a dotted path ("realm_access.roles");
+	// an array of strings or a space-separated string. "" selects
+	// "roles". A token without the claim is a caller without roles.
+	RolesClaim string
+	// Algorithms are the accepted signature algorithms. nil selects
+	// [DefaultAlgorithms]; "none" and HS* are refused.
+	Algorithms []string
+	// Leeway is the clock skew allowed on "exp", "nbf" and "iat". 0
+	// selects 30 seconds; negative values are refused.
+	Leeway time.Duration
+	// RefreshInterval is how often the key set is fetched again in the
+	// background. 0 selects one hour.
+	RefreshInterval time.Duration
+	// MinRefreshInterval limits refetches: of the key set when a token
+	// names a key it does not hold (key rotation), and of the discovery
+	// document while the server is unreachable. 0 selects one minute.
+	MinRefreshInterval time.Duration
+	// HTTPClient fetches the metadata and the key set. nil selects a
+	// client with a 10 s timeout.
+	HTTPClient *http.Client
+	// Logger receives why tokens are refused (debug) and the key set's
+	// fetch failures (warn). Tokens are never logged. nil selects
+	// [slog.Default].
+	Logger *slog.Logger
+}
+
+// JWTVerifier verifies JWT access tokens (RFC 9068) of one issuer for one
+// audience, with the issuer's published keys. It must be created with
+// [NewJWTVerifier], is safe for concurrent use, and must be closed.
+//
+// Keys: on first use (or [JWTVerifier.Ready]) it discovers the issuer's
+// jwks_uri and fetches the key set; it keeps it in memory, refreshes it
+// every RefreshInterval, and fetches it again, at most once per
+// MinRefreshInterval, when a token names a key it does not hold (the
+// issuer rotated its keys). When the issuer is unreachable, the keys held
+// keep verifying; with none held, or for a key not held while the
+// issuer cannot be reached, [JWTVerifier.Verify] fails with an
+// *[authz.OutageError] (HTTP 503 from the server), never a 401.
+type JWTVerifier struct {
+	opts   JWTOptions
+	roles  string
+	parser *jwt.Parser
+	client *http.Client // discovery
+	jwks   *http.Client // the key set, watched by jwksWatch
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	keys     keyfunc.Keyfunc // nil until loaded
+	stopKeys context.CancelFunc
+	lastTry  time.Time
+	lastErr  error
+	loading  atomic.Bool
+	down     atomic.Bool // the last fetch of the key set failed
+}
+
+// NewJWTVerifier returns a verifier for opts. It does not contact the
+// issuer: keys are fetched on first use. It fails if opts are invalid.
+func NewJWTVerifier(opts JWTOptions) (*JWTVerifier, error) {
+	if err := checkIssuer("JWTOptions.Issuer", opts.Issuer); err != nil {
+		return nil, err
+	}
+	if opts.Audience == "" {
+		return nil, errors.New("oauth: JWTOptions.Audience is empty: name this resource server (RFC 8707), so that tokens for other services are refused")
+	}
+	if err := checkRolesClaim(opts.RolesClaim); err != nil {
+		return nil, err
+	}
+	if opts.Leeway < 0 {
+		return nil, fmt.Errorf("oauth: JWTOptions.Leeway is %v: must not be negative", opts.Leeway)
+	}
+	algs := opts.Algorithms
+	if algs == nil {
+		algs = DefaultAlgorithms
+	}
+	if len(algs) == 0 {
+		return nil, errors.New("oauth: JWTOptions.Algorithms is empty: no token could be verified")
+	}
+	for _, a := range algs {
+		if !slices.Contains(DefaultAlgorithms, a) {
+			return nil, fmt.Errorf("oauth: JWTOptions.Algorithms: %q is not an asymmetric signature algorithm (one of %s)", a, strings.Join(DefaultAlgorithms, ", "))
+		}
+	}
+	opts.Algorithms = slices.Clone(algs)
+	if opts.Leeway == 0 {
+		opts.Leeway = defaultLeeway
+	}
+	if opts.RefreshInterval <= 0 {
+		opts.RefreshInterval = defaultRefreshInterval
+	}
+	if opts.MinRefreshInterval <= 0 {
+		opts.MinRefreshInterval = defaultMinRefresh
+	}
+	v := &JWTVerifier{
+		opts:  opts,
+		roles: cmpOr(opts.RolesClaim, DefaultRolesClaim),
+		parser: jwt.NewParser(
+			jwt.WithValidMethods(opts.Algorithms),
+			jwt.WithIssuer(opts.Issuer),
+			jwt.WithAudience(opts.Audience),
+			jwt.WithLeeway(opts.Leeway),
+			jwt.WithIssuedAt(),
+			jwt.WithExpirationRequired(),
+		),
+		client: defaultClient(opts.HTTPClient),
+	}
+	v.jwks = &http.Client{
+		Transport:     &jwksWatch{base: v.client.Transport, v: v},
+		Timeout:       v.client.Timeout,
+		CheckRedirect: v.client.CheckRedirect,
+	}
+	v.ctx, v.cancel = context.WithCancel(context.Background())
+	return v, nil
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func (v *JWTVerifier) log() *slog.Logger {
+	if v.opts.Logger != nil {
+		return v.opts.Logger
+	}
+	return slog.Default()
+}
+
+// Close stops the key set's background refresh. Verify fails after it.
+func (v *JWTVerifier) Close() error {
+	v.cancel()
+	return nil
+}
+
+// Verify verifies a JWT access token and returns its caller: the subject
+// from "sub" (required), the roles from the roles claim, and the token as
+// Bearer. It has the shape of server.TokenVerifier (the request is not
+// used). The token must be signed with one of the issuer's keys by an
+// allowed algorithm, and carry "iss" equal to the issuer, "aud"
+// containing the audience, "exp" (required), and "nbf" and "iat" if
+// present, all within the leeway.
+//
+// A refused token yields an error wrapping [auth.ErrInvalidToken] (HTTP
+// 401); when keys cannot be had, an *[authz.OutageError] (HTTP 503).
+// Neither error holds the token.
+func (v *JWTVerifier) Verify(ctx context.Context, token string, _ *http.Request) (authz.Caller, error) {
+	kf, err := v.keyfunc(ctx)
+	if err != nil {
+		return authz.Caller{}, err
+	}
+	claims := jwt.MapClaims{}
+	_, err = v.parser.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
+		key, err := kf.KeyfuncCtx(ctx)(t)
+		if err != nil && (v.down.Load() || !v.hasKeys(ctx, kf)) {
+			return nil, &authz.OutageError{Err: fmt.Errorf("oauth: no key of issuer %s to verify the token with, and its key set cannot be fetched: %w", v.opts.Issuer, err)}
+		}
+		return key, err
+	})
+	var outage *authz.OutageError
+	switch {
+	case errors.As(err, &outage):
+		return authz.Caller{}, outage
+	case err != nil:
+		v.log().DebugContext(ctx, "oauth: token refused", slog.String("reason", err.Error()))
+		return authz.Caller{}, fmt.Errorf("oauth: %v: %w", err, auth.ErrInvalidToken)
+	}
+	c, err := callerFrom(claims, v.roles, token)
+	if err != nil {
+		v.log().DebugContext(ctx, "oauth: token refused", slog.String("reason", err.Error()))
+		return authz.Caller{}, fmt.Errorf("oauth: %v: %w", err, auth.ErrInvalidToken)
+	}
+	return c, nil
+}
+
+// Ready reports whether the verifier holds keys to verify tokens with.
+// If it holds none, it starts fetching them (at most once per
+// MinRefreshInterval) and reports false; a readiness probe thus also
+// retries an issuer that was down.
+func (v *JWTVerifier) Ready() bool {
+	v.mu.Lock()
+	kf := v.keys
+	v.mu.Unlock()
+	if kf != nil {
+		return v.hasKeys(v.ctx, kf)
+	}
+	if v.loading.CompareAndSwap(false, true) {
+		go func() {
+			defer v.loading.Store(false)
+			ctx, cancel := context.WithTimeout(v.ctx, defaultTimeout)
+			defer cancel()
+			v.keyfunc(ctx)
+		}()
+	}
+	return false
+}
+
+func (v *JWTVerifier) hasKeys(ctx context.Context, kf keyfunc.Keyfunc) bool {
+	all, err := kf.Storage().KeyReadAll(ctx)
+	return err == nil && len(all) > 0
+}
+
+// keyfunc returns the key set, loading it (discovery, then a first
+// fetch) if it is not loaded and the last try is older than
+// MinRefreshInterval. A failure is an outage.
+func (v *JWTVerifier) keyfunc(ctx context.Context) (keyfunc.Keyfunc, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.keys != nil {
+		return v.keys, nil
+	}
+	if err := v.ctx.Err(); err != nil {
+		return nil, &authz.OutageError{Err: errors.New("oauth: JWTVerifier is closed")}
+	}
+	if !v.lastTry.IsZero() && time.Since(v.lastTry) < v.opts.MinRefreshInterval {
+		return nil, &authz.OutageError{Err: v.lastErr}
+	}
+	v.lastTry = time.Now()
+	kf, err := v.load(ctx)
+	if err != nil {
+		v.lastErr = err
+		v.down.Store(true)
+		v.log().WarnContext(ctx, "oauth: cannot fetch the issuer's keys; tokens cannot be verified", slog.String("issuer", v.opts.Issuer), slog.Any("error", err))
+		return nil, &authz.OutageError{Err: err}
+	}
+	v.keys = kf
+	return kf, nil
+}
+
+func (v *JWTVerifier) load(ctx context.Context) (keyfunc.Keyfunc, error) {
+	meta, err := discover(ctx, v.client, v.opts.Issuer)
+	if err != nil {
+		return nil, err
+	}
+	if meta.JWKSURI == "" {
+		return nil, fmt.Errorf("oauth: the metadata of issuer %s has no jwks_uri", v.opts.Issuer)
+	}
+	// The key set's refresh goroutine lives until the verifier is closed,
+	// or this attempt fails.
+	kctx, cancel := context.WithCancel(v.ctx)
+	noErr := false
+	kf, err := keyfunc.NewDefaultOverrideCtx(kctx, []string{meta.JWKSURI}, keyfunc.Override{
+		Client:                    v.jwks,
+		HTTPTimeout:               defaultTimeout,
+		NoErrorReturnFirstHTTPReq: &noErr,
+		RefreshInterval:           v.opts.RefreshInterval,
+		RefreshUnknownKID:         rate.NewLimiter(rate.Every(v.opts.MinRefreshInterval), 1),
+		// A token with an unknown key while the limiter is empty is
+		// refused at once, not held until a refetch is allowed.
+		RateLimitWaitMax: time.Millisecond,
+		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
+			return func(ctx context.Context, err error) {
+				v.down.Store(true)
+				v.log().WarnContext(ctx, "oauth: fetching the issuer's key set failed; the keys held keep verifying", slog.String("jwks_uri", u), slog.Any("error", err))
+			}
+		},
+	})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("oauth: fetching the key set of issuer %s: %w", v.opts.Issuer, err)
+	}
+	v.stopKeys = cancel
+	return kf, nil
+}
+
+// jwksWatch is the transport of the key set's client: it records whether
+// the issuer answers (a failed fetch is reported by the refresh error
+// handler), and bounds the size of the key set.
+type jwksWatch struct {
+	base http.RoundTripper
+	v    *JWTVerifier
+}
+
+func (t *jwksWatch) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(req)
+	if err != nil {
+		t.v.down.Store(true)
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusOK {
+		t.v.down.Store(false)
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(resp.Body, maxDocument), resp.Body}
+	return resp, nil
+}
