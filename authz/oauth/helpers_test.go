@@ -3,11 +3,11 @@ package oauth_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -261,7 +261,7 @@ func callTool(t *testing.T, url, token, name string, args map[string]any, out an
 // Authorization header ("" for none).
 func post(t *testing.T, url, authorization string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, stringsReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
@@ -276,17 +276,13 @@ func post(t *testing.T, url, authorization string) *http.Response {
 	return resp
 }
 
-func stringsReader(s string) io.Reader { return &stringReader{s: s} }
-
-type stringReader struct{ s string }
-
-func (r *stringReader) Read(p []byte) (int, error) {
-	if r.s == "" {
-		return 0, io.EOF
+// textOf is the text of a result's contents.
+func textOf(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
 	}
-	n := copy(p, r.s)
-	r.s = r.s[n:]
-	return n, nil
+	return b.String()
 }
-
-var _ = fmt.Sprintf

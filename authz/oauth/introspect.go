@@ -251,10 +251,17 @@ func (v *IntrospectionVerifier) introspect(ctx context.Context, token string) (m
 	switch {
 	case err != nil:
 		return outage(fmt.Errorf("oauth: introspection at %s: reading the answer: %v", v.opts.URL, err))
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return outage(fmt.Errorf("oauth: introspection at %s refuses this server's client credentials (client %q): %s", v.opts.URL, v.opts.ClientID, resp.Status))
 	case resp.StatusCode != http.StatusOK:
-		return outage(fmt.Errorf("oauth: introspection at %s: %s", v.opts.URL, resp.Status))
+		var oe struct {
+			Error       string `json:"error"`
+			Description string `json:"error_description"`
+		}
+		json.Unmarshal(body, &oe)
+		why := strings.TrimSpace(resp.Status + " " + oe.Error + " " + oe.Description)
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden || oe.Error == "invalid_client" || oe.Error == "unauthorized_client" {
+			return outage(fmt.Errorf("oauth: introspection at %s refuses this server's client credentials (client %q): %s", v.opts.URL, v.opts.ClientID, why))
+		}
+		return outage(fmt.Errorf("oauth: introspection at %s: %s", v.opts.URL, why))
 	}
 	var claims map[string]any
 	if err := json.Unmarshal(body, &claims); err != nil {

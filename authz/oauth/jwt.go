@@ -177,6 +177,11 @@ func (v *JWTVerifier) log() *slog.Logger {
 
 // Close stops the key set's background refresh. Verify fails after it.
 func (v *JWTVerifier) Close() error {
+	v.mu.Lock()
+	if v.stopKeys != nil {
+		v.stopKeys()
+	}
+	v.mu.Unlock()
 	v.cancel()
 	return nil
 }
@@ -324,17 +329,33 @@ func (t *jwksWatch) RoundTrip(req *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	resp, err := base.RoundTrip(req)
+	// jwkset bounds a refetch for an unknown key by the rate limiter's
+	// wait, which is kept short so that no request waits on it: the
+	// fetch gets a deadline of its own.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), defaultTimeout)
+	resp, err := base.RoundTrip(req.WithContext(ctx))
 	if err != nil {
+		cancel()
 		t.v.down.Store(true)
 		return nil, err
 	}
 	if resp.StatusCode == http.StatusOK {
 		t.v.down.Store(false)
 	}
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.LimitReader(resp.Body, maxDocument), resp.Body}
+	resp.Body = &limitedBody{Reader: io.LimitReader(resp.Body, maxDocument), body: resp.Body, cancel: cancel}
 	return resp, nil
+}
+
+// limitedBody is a response body read up to a limit, whose request's
+// context ends when it is closed.
+type limitedBody struct {
+	io.Reader
+	body   io.Closer
+	cancel context.CancelFunc
+}
+
+func (b *limitedBody) Close() error {
+	err := b.body.Close()
+	b.cancel()
+	return err
 }

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net"
 	"net/http"
@@ -33,6 +34,9 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 )
+
+// quiet is the provider's logger: its reports would drown the tests'.
+var quiet = slog.New(slog.DiscardHandler)
 
 // Client is a client of the provider.
 type Client struct {
@@ -82,12 +86,12 @@ func Start(tb testing.TB, clients ...Client) *Provider {
 		CryptoKey:      sha256.Sum256([]byte("oidctest")),
 		CodeMethodS256: true,
 		AuthMethodPost: true,
-	}, st, op.StaticIssuer(issuer), op.WithAllowInsecure())
+	}, st, op.StaticIssuer(issuer), op.WithAllowInsecure(), op.WithLogger(quiet))
 	if err != nil {
 		ln.Close()
 		tb.Fatalf("oidctest: %v", err)
 	}
-	h := op.RegisterLegacyServer(op.NewLegacyServer(provider, *op.DefaultEndpoints), http.NotFound)
+	h := op.RegisterLegacyServer(op.NewLegacyServer(provider, *op.DefaultEndpoints), http.NotFound, op.WithFallbackLogger(quiet))
 	p := &Provider{Issuer: issuer, st: st, requests: map[string]int{}}
 	p.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
@@ -98,6 +102,28 @@ func Start(tb testing.TB, clients ...Client) *Provider {
 	p.srv.Start()
 	tb.Cleanup(p.srv.Close)
 	return p
+}
+
+// Revoke revokes token at the revocation endpoint, as the client id
+// whose token it is.
+func (p *Provider) Revoke(tb testing.TB, id, token string) {
+	tb.Helper()
+	c := p.st.clients[id]
+	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
+	req, err := http.NewRequest(http.MethodPost, p.Issuer+"/revoke", strings.NewReader(form.Encode()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(url.QueryEscape(c.ID), url.QueryEscape(c.Secret))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatalf("oidctest: revocation: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		tb.Fatalf("oidctest: revocation: %s", resp.Status)
+	}
 }
 
 // Stop stops the provider: from now on it cannot be reached.
@@ -393,13 +419,14 @@ func (s *storage) SetUserinfoFromToken(context.Context, *oidc.UserInfo, string, 
 
 // SetIntrospectionFromToken answers for a live token of the store; op
 // answers {"active": false} when it returns an error.
-func (s *storage) SetIntrospectionFromToken(_ context.Context, resp *oidc.IntrospectionResponse, tokenID, subject, _ string) error {
+func (s *storage) SetIntrospectionFromToken(ctx context.Context, resp *oidc.IntrospectionResponse, tokenID, subject, _ string) error {
 	s.mu.Lock()
 	t, ok := s.tokens[tokenID]
 	s.mu.Unlock()
 	if !ok || t.revoked || time.Now().After(t.exp) || t.subject != subject {
 		return errors.New("oidctest: token not active")
 	}
+	resp.Issuer = op.IssuerFromContext(ctx)
 	resp.Subject = t.subject
 	resp.ClientID = t.clientID
 	resp.Audience = slices.Clone(t.audience)
