@@ -71,15 +71,11 @@ type Exchanger struct {
 	client *http.Client
 	flight singleflight.Group
 
+	cache *cache[string, string] // subject → token, until it is exchanged anew
+
 	mu       sync.Mutex
 	tokenURL string
 	lastTry  time.Time
-	cache    map[string]exchanged
-}
-
-type exchanged struct {
-	token string
-	until time.Time // when to exchange anew
 }
 
 // NewExchanger returns an exchanger for opts, or an error if they are
@@ -110,7 +106,7 @@ func NewExchanger(opts ExchangeOptions) (*Exchanger, error) {
 	if opts.CacheMax <= 0 {
 		opts.CacheMax = defaultCacheMax
 	}
-	return &Exchanger{opts: opts, client: defaultClient(opts.HTTPClient), tokenURL: opts.TokenURL, cache: map[string]exchanged{}}, nil
+	return &Exchanger{opts: opts, client: defaultClient(opts.HTTPClient), tokenURL: opts.TokenURL, cache: newCache[string, string](opts.CacheMax)}, nil
 }
 
 func (e *Exchanger) log() *slog.Logger {
@@ -132,12 +128,8 @@ func (e *Exchanger) Token(ctx context.Context, c authz.Caller) (string, error) {
 	if c.Subject == "" || c.Bearer == "" {
 		return "", &authz.UnauthenticatedError{Reason: "oauth: token exchange needs a caller with a subject and a bearer token"}
 	}
-	now := time.Now()
-	e.mu.Lock()
-	x, ok := e.cache[c.Subject]
-	e.mu.Unlock()
-	if ok && now.Before(x.until) {
-		return x.token, nil
+	if tok, ok := e.cache.get(c.Subject, time.Now()); ok {
+		return tok, nil
 	}
 	// One exchange per subject at a time; it outlives a caller that
 	// gives up, so that the others get its result.
@@ -185,30 +177,8 @@ func (e *Exchanger) exchange(ctx context.Context, c authz.Caller) (string, error
 	if !tok.Expiry.IsZero() {
 		until = tok.Expiry.Add(-e.opts.RefreshBefore)
 	}
-	e.mu.Lock()
-	if len(e.cache) >= e.opts.CacheMax {
-		e.evict(time.Now())
-	}
-	e.cache[c.Subject] = exchanged{token: tok.AccessToken, until: until}
-	e.mu.Unlock()
+	e.cache.put(c.Subject, tok.AccessToken, until)
 	return tok.AccessToken, nil
-}
-
-// evict drops the stale entries or, if none, an arbitrary half. e.mu is
-// held.
-func (e *Exchanger) evict(now time.Time) {
-	n := len(e.cache)
-	for k, x := range e.cache {
-		if !now.Before(x.until) {
-			delete(e.cache, k)
-		}
-	}
-	for k := range e.cache {
-		if len(e.cache) <= n/2 {
-			break
-		}
-		delete(e.cache, k)
-	}
 }
 
 // endpoint returns the token endpoint, discovering it if needed (at most

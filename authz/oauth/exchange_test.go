@@ -17,7 +17,7 @@ import (
 	"github.com/toolroute/toolroute/server"
 )
 
-func newExchanger(t *testing.T, op *oidctest.Provider, opts oauth.ExchangeOptions) *oauth.Exchanger {
+func newExchanger(t testing.TB, op *oidctest.Provider, opts oauth.ExchangeOptions) *oauth.Exchanger {
 	t.Helper()
 	opts.Issuer = op.Issuer
 	if opts.ClientID == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -53,12 +54,12 @@ func clients() []oidctest.Client {
 }
 
 // startOP starts the provider with clients().
-func startOP(t *testing.T) *oidctest.Provider {
+func startOP(t testing.TB) *oidctest.Provider {
 	t.Helper()
 	return oidctest.Start(t, clients()...)
 }
 
-func newJWTVerifier(t *testing.T, op *oidctest.Provider, opts oauth.JWTOptions) *oauth.JWTVerifier {
+func newJWTVerifier(t testing.TB, op *oidctest.Provider, opts oauth.JWTOptions) *oauth.JWTVerifier {
 	t.Helper()
 	opts.Issuer = op.Issuer
 	if opts.Audience == "" {
@@ -200,7 +201,7 @@ func mcpServer(t testing.TB, verify server.TokenVerifier, upstreamURL string, ba
 	t.Helper()
 	p := policy(t)
 	d := &deps{base: upstreamURL, client: &http.Client{Transport: authz.Transport(base, "items", p)}}
-	s, err := server.New(server.Options{Name: "oauth-test", Authorizer: p}, server.Install(testRegistry(), d))
+	s, err := server.New(server.Options{Name: "oauth-test", Authorizer: p, Logger: slog.New(slog.DiscardHandler)}, server.Install(testRegistry(), d))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -73,13 +73,7 @@ type IntrospectionVerifier struct {
 	client *http.Client
 	down   atomic.Bool // the last request was an outage
 
-	mu    sync.Mutex
-	cache map[[sha256.Size]byte]introspected
-}
-
-type introspected struct {
-	caller authz.Caller // without Bearer
-	until  time.Time
+	cache *cache[[sha256.Size]byte, authz.Caller] // callers without Bearer
 }
 
 // NewIntrospectionVerifier returns a verifier for opts, or an error if
@@ -112,7 +106,7 @@ func NewIntrospectionVerifier(opts IntrospectionOptions) (*IntrospectionVerifier
 		opts:   opts,
 		roles:  cmpOr(opts.RolesClaim, DefaultRolesClaim),
 		client: defaultClient(opts.HTTPClient),
-		cache:  map[[sha256.Size]byte]introspected{},
+		cache:  newCache[[sha256.Size]byte, authz.Caller](opts.CacheMax),
 	}, nil
 }
 
@@ -138,16 +132,8 @@ func (v *IntrospectionVerifier) Ready() bool { return !v.down.Load() }
 func (v *IntrospectionVerifier) Verify(ctx context.Context, token string, _ *http.Request) (authz.Caller, error) {
 	key := sha256.Sum256([]byte(token))
 	now := time.Now()
-	v.mu.Lock()
-	e, ok := v.cache[key]
-	if ok && now.After(e.until) {
-		delete(v.cache, key)
-		ok = false
-	}
-	v.mu.Unlock()
-	if ok {
-		c := e.caller
-		c.Roles = append([]string(nil), c.Roles...)
+	if c, ok := v.cache.get(key, now); ok {
+		c.Roles = slices.Clone(c.Roles)
 		c.Bearer = token
 		return c, nil
 	}
@@ -183,34 +169,12 @@ func (v *IntrospectionVerifier) Verify(ctx context.Context, token string, _ *htt
 		return refuse(err.Error())
 	}
 	if v.opts.CacheTTL > 0 {
-		v.mu.Lock()
-		if len(v.cache) >= v.opts.CacheMax {
-			v.evict(now)
-		}
 		cached := c
 		cached.Bearer = ""
-		cached.Roles = append([]string(nil), c.Roles...)
-		v.cache[key] = introspected{caller: cached, until: until}
-		v.mu.Unlock()
+		cached.Roles = slices.Clone(c.Roles)
+		v.cache.put(key, cached, until)
 	}
 	return c, nil
-}
-
-// evict drops the expired entries or, if none, an arbitrary half. v.mu
-// is held.
-func (v *IntrospectionVerifier) evict(now time.Time) {
-	n := len(v.cache)
-	for k, e := range v.cache {
-		if now.After(e.until) {
-			delete(v.cache, k)
-		}
-	}
-	for k := range v.cache {
-		if len(v.cache) <= n/2 {
-			break
-		}
-		delete(v.cache, k)
-	}
 }
 
 func audienceHas(aud any, want string) bool {

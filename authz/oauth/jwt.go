@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,12 @@ type JWTOptions struct {
 	// names a key it does not hold (key rotation), and of the discovery
 	// document while the server is unreachable. 0 selects one minute.
 	MinRefreshInterval time.Duration
+	// CacheTTL bounds how long a verified token's caller is reused
+	// (looked up by the token's SHA-256 digest) without verifying its
+	// signature again; never past the token's "exp". 0 selects one
+	// minute; a negative value turns the cache off. A key removed from
+	// the key set stops verifying within it.
+	CacheTTL time.Duration
 	// HTTPClient fetches the metadata and the key set. nil selects a
 	// client with a 10 s timeout.
 	HTTPClient *http.Client
@@ -92,6 +99,7 @@ type JWTVerifier struct {
 	jwks   *http.Client // the key set, watched by jwksWatch
 	ctx    context.Context
 	cancel context.CancelFunc
+	cache  *cache[[sha256.Size]byte, authz.Caller] // verified callers, without Bearer
 
 	mu       sync.Mutex
 	keys     keyfunc.Keyfunc // nil until loaded
@@ -139,6 +147,9 @@ func NewJWTVerifier(opts JWTOptions) (*JWTVerifier, error) {
 	if opts.MinRefreshInterval <= 0 {
 		opts.MinRefreshInterval = defaultMinRefresh
 	}
+	if opts.CacheTTL == 0 {
+		opts.CacheTTL = defaultCacheTTL
+	}
 	v := &JWTVerifier{
 		opts:  opts,
 		roles: cmpOr(opts.RolesClaim, DefaultRolesClaim),
@@ -151,6 +162,7 @@ func NewJWTVerifier(opts JWTOptions) (*JWTVerifier, error) {
 			jwt.WithExpirationRequired(),
 		),
 		client: defaultClient(opts.HTTPClient),
+		cache:  newCache[[sha256.Size]byte, authz.Caller](defaultCacheMax),
 	}
 	v.jwks = &http.Client{
 		Transport:     &jwksWatch{base: v.client.Transport, v: v},
@@ -198,6 +210,16 @@ func (v *JWTVerifier) Close() error {
 // 401); when keys cannot be had, an *[authz.OutageError] (HTTP 503).
 // Neither error holds the token.
 func (v *JWTVerifier) Verify(ctx context.Context, token string, _ *http.Request) (authz.Caller, error) {
+	if v.ctx.Err() != nil {
+		return authz.Caller{}, &authz.OutageError{Err: errors.New("oauth: JWTVerifier is closed")}
+	}
+	key := sha256.Sum256([]byte(token))
+	now := time.Now()
+	if c, ok := v.cache.get(key, now); ok {
+		c.Roles = slices.Clone(c.Roles)
+		c.Bearer = token
+		return c, nil
+	}
 	kf, err := v.keyfunc(ctx)
 	if err != nil {
 		return authz.Caller{}, err
@@ -222,6 +244,16 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string, _ *http.Request)
 	if err != nil {
 		v.log().DebugContext(ctx, "oauth: token refused", slog.String("reason", err.Error()))
 		return authz.Caller{}, fmt.Errorf("oauth: %v: %w", err, auth.ErrInvalidToken)
+	}
+	if v.opts.CacheTTL > 0 {
+		until := now.Add(v.opts.CacheTTL)
+		if exp, err := claims.GetExpirationTime(); err == nil && exp != nil && exp.Before(until) {
+			until = exp.Time
+		}
+		cached := c
+		cached.Bearer = ""
+		cached.Roles = slices.Clone(c.Roles)
+		v.cache.put(key, cached, until)
 	}
 	return c, nil
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/oauth"
+	"github.com/toolroute/toolroute/internal/oidctest"
 	"github.com/toolroute/toolroute/server"
 )
 
@@ -330,5 +331,19 @@ func TestNewJWTVerifierRefuses(t *testing.T) {
 				t.Errorf("err = %v, want oauth: ...%s...", err, tc.want)
 			}
 		})
+	}
+}
+
+// A verified token is reused from the cache, but never past its "exp".
+func TestJWTCacheBoundedByExpiry(t *testing.T) {
+	op := oidctest.Start(t, oidctest.Client{ID: "quick", Secret: "quick-secret", Audience: []string{resource}, Lifetime: 2 * time.Second})
+	v := newJWTVerifier(t, op, oauth.JWTOptions{CacheTTL: time.Hour, Leeway: time.Nanosecond})
+	tok := op.Token(t, "quick")
+	if _, err := v.Verify(context.Background(), tok, nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2100 * time.Millisecond)
+	if _, err := v.Verify(context.Background(), tok, nil); !errors.Is(err, server.ErrInvalidToken) {
+		t.Fatalf("Verify after exp = %v, want ErrInvalidToken", err)
 	}
 }
