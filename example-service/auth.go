@@ -47,6 +47,7 @@ type access struct {
 	// ready tells whether the authorizer can decide (the RBAC proxy is
 	// reachable); nil when it cannot fail (a policy).
 	ready func(context.Context) error
+	oauth *oauthAccess // OAuth mode (-oidc-issuer), or nil
 }
 
 // proxy decisions are cached this long: a revocation at the proxy takes
@@ -83,6 +84,12 @@ func loadAccess(cfg config) (*access, error) {
 		if a.tokens, err = parseTokens(data, a.roles); err != nil {
 			return nil, fmt.Errorf("-tokens %s: %w", cfg.tokensFile, err)
 		}
+	case cfg.oauth.issuer != "":
+		var err error
+		if a.oauth, err = newOAuthAccess(cfg.oauth); err != nil {
+			return nil, err
+		}
+		a.verifier = a.oauth.verify
 	case cfg.proxyAuth != "":
 		// The proxy knows the tokens: it judges each one.
 		a.verifier = proxyToken(a.authorizer, subjectKey(cfg.stateKey))

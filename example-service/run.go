@@ -41,6 +41,7 @@ type config struct {
 	rateLimit          int    // calls per second per caller; 0 = off
 	drainDelay         time.Duration
 	shutdownTimeout    time.Duration
+	oauth              oauthConfig
 }
 
 // run is the whole command: "routes" prints the route table or a role
@@ -78,6 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.drainDelay, "drain-delay", 0, "on SIGTERM, keep serving for this `duration` with /readyz answering 503 before closing the listener, so that load balancers notice first")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "then give in-flight calls this `duration` to finish before cancelling them")
 	fs.IntVar(&cfg.rateLimit, "rate-limit", 0, "at most `N` tool calls per second per caller, in bursts of up to N (across replicas with -redis); 0 = no limit")
+	cfg.oauth.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage:\n  example-service [flags]                 serve the catalog's MCP tools\n"+routesUsage+catalogUsage+"\nFlags (each also from the environment: "+envPrefix+" + the flag in upper snake case, -proxy-auth is "+envName("proxy-auth")+"; the command line wins):\n")
 		fs.PrintDefaults()
@@ -128,6 +130,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		if cfg.stateKey, err = permission.ReadKeyFile(cfg.stateKeyFile); err != nil {
 			return cfg, usageError(fs, "-state-key-file: %v", err)
 		}
+	}
+	if err := cfg.oauth.check(fs, set, &cfg); err != nil {
+		return cfg, err
 	}
 	if cfg.upstream != "" {
 		u, err := url.Parse(cfg.upstream)
