@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -146,5 +149,67 @@ func TestOAuthFlagErrors(t *testing.T) {
 		if got := err.Error() + "\n" + stderr.String(); !strings.Contains(got, tt.want) {
 			t.Errorf("run %q: %q does not contain %q", tt.args, got, tt.want)
 		}
+	}
+}
+
+// The official TypeScript SDK client finds the authorization server
+// through the protected resource metadata of a 401, gets a token from
+// the provider (client credentials) and uses the service with it. It
+// needs Node.js and the packages of test/tsoauth (npm ci there; .ci/run
+// does); it skips, loudly, without them, and fails under CI=true.
+func TestTypeScriptClientOAuth(t *testing.T) {
+	const dir = "../test/tsoauth"
+	missing := func(what string) {
+		msg := "the TypeScript OAuth test needs " + what + " (cd test/tsoauth && npm ci)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip("SKIPPED: " + msg)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node on PATH")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		missing("its npm modules")
+	}
+	// The metadata's resource must be the URL the client connects to, so
+	// the port is chosen first.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	public := "http://" + addr + "/mcp"
+	op := oidctest.Start(t,
+		oidctest.Client{ID: "ts-client", Secret: "ts-secret", Audience: []string{public}, Claims: map[string]any{"roles": []string{"editor"}}})
+	url, _ := start(t, "-addr", addr, "-oidc-issuer", op.Issuer, "-audience", public, "-public-url", public)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "e2e.mjs", url, "ts-client", "ts-secret")
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node e2e.mjs: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	t.Logf("TypeScript client: %s", stdout.String())
+	var got struct {
+		Tools  []string       `json:"tools"`
+		Whoami map[string]any `json:"whoami"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("output %q: %v", stdout.String(), err)
+	}
+	if diff := cmp.Diff(editorTools, got.Tools); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if got.Whoami["subject"] != "ts-client" {
+		t.Errorf("whoami: %v", got.Whoami)
+	}
+	if n := op.Requests("/oauth/token"); n != 1 {
+		t.Errorf("%d token requests, want 1", n)
 	}
 }
