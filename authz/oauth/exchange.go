@@ -172,6 +172,8 @@ func (e *Exchanger) exchange(ctx context.Context, c authz.Caller) (string, error
 		return "", &authz.OutageError{Err: err}
 	case tok.AccessToken == "":
 		return "", &authz.OutageError{Err: fmt.Errorf("oauth: token exchange at %s: no access_token in the answer", tokenURL)}
+	case tok.Extra("issued_token_type") != TokenTypeAccessToken:
+		return "", &authz.OutageError{Err: fmt.Errorf("oauth: token exchange at %s: issued a token of type %v, not an access token", tokenURL, tok.Extra("issued_token_type"))}
 	}
 	until := time.Now().Add(e.opts.RefreshBefore) // no expiry given: reuse briefly
 	if !tok.Expiry.IsZero() {

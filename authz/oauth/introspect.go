@@ -164,6 +164,9 @@ func (v *IntrospectionVerifier) Verify(ctx context.Context, token string, _ *htt
 			until = e
 		}
 	}
+	if nbf, has := claims["nbf"].(float64); has && time.Unix(int64(nbf), 0).After(now.Add(defaultLeeway)) {
+		return refuse("the token is not valid yet")
+	}
 	c, err := callerFrom(claims, v.roles, token)
 	if err != nil {
 		return refuse(err.Error())

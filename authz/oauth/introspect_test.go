@@ -79,6 +79,17 @@ func TestIntrospectionInactive(t *testing.T) {
 	checkChallenge(t, post(t, url, "Bearer no-such-token"), "invalid_token")
 }
 
+// A token valid only later is refused.
+func TestIntrospectionNotYetValid(t *testing.T) {
+	op := oidctest.Start(t,
+		oidctest.Client{ID: "early", Secret: "early-secret", Audience: []string{resource}, Opaque: true, NotBefore: 10 * time.Minute},
+		oidctest.Client{ID: "toolroute", Secret: serverSecret})
+	v := newIntrospection(t, op, oauth.IntrospectionOptions{})
+	if _, err := v.Verify(context.Background(), op.Token(t, "early"), nil); !errors.Is(err, server.ErrInvalidToken) || !strings.Contains(err.Error(), "not valid yet") {
+		t.Fatalf("Verify = %v, want ErrInvalidToken: not valid yet", err)
+	}
+}
+
 // A cached answer is not reused past the token's expiry.
 func TestIntrospectionCacheBoundedByExpiry(t *testing.T) {
 	op := oidctest.Start(t,

@@ -1,13 +1,3 @@
-// Package oidctest runs a real OpenID provider on 127.0.0.1 for tests:
-// zitadel/oidc's certified op package over an in-memory storage (the
-// pattern of its example server), with the grants a resource server's
-// tests need: client credentials (JWT or opaque access tokens), token
-// introspection (RFC 7662), token exchange (RFC 8693) and revocation.
-// Clients stand for users: a client's credentials-grant token has the
-// client's ID as its subject and the client's claims (roles).
-//
-// The authorization code flow (a browser login) is not provided: tests
-// drive the provider as a machine client would.
 package oidctest
 
 import (
@@ -239,7 +229,7 @@ type token struct {
 	audience []string
 	scopes   []string
 	claims   map[string]any
-	exp      time.Time
+	nbf, exp time.Time
 	revoked  bool
 }
 
@@ -320,7 +310,9 @@ func (s *storage) CreateAccessToken(_ context.Context, req op.TokenRequest) (str
 	defer s.mu.Unlock()
 	s.seq++
 	id := fmt.Sprintf("t%d", s.seq)
-	t := &token{subject: req.GetSubject(), clientID: clientID, audience: req.GetAudience(), scopes: req.GetScopes(), claims: maps.Clone(claims), exp: time.Now().Add(lifetime)}
+	now := time.Now()
+	t := &token{subject: req.GetSubject(), clientID: clientID, audience: req.GetAudience(), scopes: req.GetScopes(), claims: maps.Clone(claims),
+		nbf: now.Add(s.clients[clientID].NotBefore), exp: now.Add(lifetime)}
 	s.tokens[id] = t
 	return id, t.exp, nil
 }
@@ -432,6 +424,7 @@ func (s *storage) SetIntrospectionFromToken(ctx context.Context, resp *oidc.Intr
 	resp.Audience = slices.Clone(t.audience)
 	resp.Scope = slices.Clone(t.scopes)
 	resp.Expiration = oidc.FromTime(t.exp)
+	resp.NotBefore = oidc.FromTime(t.nbf)
 	resp.TokenType = oidc.BearerToken
 	resp.Claims = maps.Clone(t.claims)
 	return nil
