@@ -1,8 +1,12 @@
 package oauth
 
 import (
+	"crypto/sha256"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/toolroute/toolroute/authz"
 )
 
 // cache is a bounded map whose entries end at a time of their own. The
@@ -54,4 +58,31 @@ func (c *cache[K, V]) put(k K, v V, until time.Time) {
 		}
 	}
 	c.m[k] = cached[V]{v: v, until: until}
+}
+
+// callers caches verified callers by their token's SHA-256 digest. The
+// bearer is not kept: it is the token, given back on a hit.
+type callers struct {
+	c *cache[[sha256.Size]byte, authz.Caller]
+}
+
+func newCallers(max int) callers {
+	return callers{newCache[[sha256.Size]byte, authz.Caller](max)}
+}
+
+// get returns the caller of token, if cached and not ended at now.
+func (cs callers) get(token string, now time.Time) (authz.Caller, bool) {
+	c, ok := cs.c.get(sha256.Sum256([]byte(token)), now)
+	if ok {
+		c.Roles = slices.Clone(c.Roles)
+		c.Bearer = token
+	}
+	return c, ok
+}
+
+// put caches c as the caller of token until until.
+func (cs callers) put(token string, c authz.Caller, until time.Time) {
+	c.Bearer = ""
+	c.Roles = slices.Clone(c.Roles)
+	cs.c.put(sha256.Sum256([]byte(token)), c, until)
 }

@@ -125,15 +125,9 @@ func TestExchangeFailures(t *testing.T) {
 		}
 	})
 	t.Run("provider down", func(t *testing.T) {
-		op := startOP(t)
-		v := newJWTVerifier(t, op, oauth.JWTOptions{})
-		up := startUpstream(t, newJWTVerifier(t, op, oauth.JWTOptions{Audience: upstreamAudience}).Verify)
-		x := newExchanger(t, op, oauth.ExchangeOptions{})
+		op, up, url := exchangeSetup(t, oauth.ExchangeOptions{})
 		carol := op.Token(t, "carol")
-		if _, err := v.Verify(context.Background(), carol, nil); err != nil { // keys held
-			t.Fatal(err)
-		}
-		url := mcpServer(t, v.Verify, up.URL, x.Transport(nil), server.HTTPOptions{})
+		callTool(t, url, carol, "whoami", nil, nil) // the keys are held now
 		op.Stop()
 		res := callTool(t, url, carol, "list_items", nil, nil)
 		if !res.IsError || !strings.Contains(textOf(res), "authorization service unavailable") {

@@ -2,7 +2,6 @@ package oauth
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -73,7 +71,7 @@ type IntrospectionVerifier struct {
 	client *http.Client
 	down   atomic.Bool // the last request was an outage
 
-	cache *cache[[sha256.Size]byte, authz.Caller] // callers without Bearer
+	cache callers
 }
 
 // NewIntrospectionVerifier returns a verifier for opts, or an error if
@@ -106,7 +104,7 @@ func NewIntrospectionVerifier(opts IntrospectionOptions) (*IntrospectionVerifier
 		opts:   opts,
 		roles:  cmpOr(opts.RolesClaim, DefaultRolesClaim),
 		client: defaultClient(opts.HTTPClient),
-		cache:  newCache[[sha256.Size]byte, authz.Caller](opts.CacheMax),
+		cache:  newCallers(opts.CacheMax),
 	}, nil
 }
 
@@ -130,11 +128,8 @@ func (v *IntrospectionVerifier) Ready() bool { return !v.down.Load() }
 // error wrapping [auth.ErrInvalidToken]; an outage an
 // *[authz.OutageError]. Neither holds the token.
 func (v *IntrospectionVerifier) Verify(ctx context.Context, token string, _ *http.Request) (authz.Caller, error) {
-	key := sha256.Sum256([]byte(token))
 	now := time.Now()
-	if c, ok := v.cache.get(key, now); ok {
-		c.Roles = slices.Clone(c.Roles)
-		c.Bearer = token
+	if c, ok := v.cache.get(token, now); ok {
 		return c, nil
 	}
 	claims, err := v.introspect(ctx, token)
@@ -172,10 +167,7 @@ func (v *IntrospectionVerifier) Verify(ctx context.Context, token string, _ *htt
 		return refuse(err.Error())
 	}
 	if v.opts.CacheTTL > 0 {
-		cached := c
-		cached.Bearer = ""
-		cached.Roles = slices.Clone(c.Roles)
-		v.cache.put(key, cached, until)
+		v.cache.put(token, c, until)
 	}
 	return c, nil
 }

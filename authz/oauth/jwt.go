@@ -2,7 +2,6 @@ package oauth
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -99,7 +98,7 @@ type JWTVerifier struct {
 	jwks   *http.Client // the key set, watched by jwksWatch
 	ctx    context.Context
 	cancel context.CancelFunc
-	cache  *cache[[sha256.Size]byte, authz.Caller] // verified callers, without Bearer
+	cache  callers
 
 	mu       sync.Mutex
 	keys     keyfunc.Keyfunc // nil until loaded
@@ -162,7 +161,7 @@ func NewJWTVerifier(opts JWTOptions) (*JWTVerifier, error) {
 			jwt.WithExpirationRequired(),
 		),
 		client: defaultClient(opts.HTTPClient),
-		cache:  newCache[[sha256.Size]byte, authz.Caller](defaultCacheMax),
+		cache:  newCallers(defaultCacheMax),
 	}
 	v.jwks = &http.Client{
 		Transport:     &jwksWatch{base: v.client.Transport, v: v},
@@ -213,11 +212,8 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string, _ *http.Request)
 	if v.ctx.Err() != nil {
 		return authz.Caller{}, &authz.OutageError{Err: errors.New("oauth: JWTVerifier is closed")}
 	}
-	key := sha256.Sum256([]byte(token))
 	now := time.Now()
-	if c, ok := v.cache.get(key, now); ok {
-		c.Roles = slices.Clone(c.Roles)
-		c.Bearer = token
+	if c, ok := v.cache.get(token, now); ok {
 		return c, nil
 	}
 	kf, err := v.keyfunc(ctx)
@@ -250,10 +246,7 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string, _ *http.Request)
 		if exp, err := claims.GetExpirationTime(); err == nil && exp != nil && exp.Before(until) {
 			until = exp.Time
 		}
-		cached := c
-		cached.Bearer = ""
-		cached.Roles = slices.Clone(c.Roles)
-		v.cache.put(key, cached, until)
+		v.cache.put(token, c, until)
 	}
 	return c, nil
 }

@@ -98,9 +98,21 @@ func Start(tb testing.TB, clients ...Client) *Provider {
 // whose token it is.
 func (p *Provider) Revoke(tb testing.TB, id, token string) {
 	tb.Helper()
-	c := p.st.clients[id]
-	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
-	req, err := http.NewRequest(http.MethodPost, p.Issuer+"/revoke", strings.NewReader(form.Encode()))
+	resp := p.post(tb, "/revoke", id, url.Values{"token": {token}, "token_type_hint": {"access_token"}})
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		tb.Fatalf("oidctest: revocation: %s", resp.Status)
+	}
+}
+
+// post posts form to path as the client id (client_secret_basic).
+func (p *Provider) post(tb testing.TB, path, id string, form url.Values) *http.Response {
+	tb.Helper()
+	c, ok := p.st.clients[id]
+	if !ok {
+		tb.Fatalf("oidctest: no client %q", id)
+	}
+	req, err := http.NewRequest(http.MethodPost, p.Issuer+path, strings.NewReader(form.Encode()))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -108,12 +120,9 @@ func (p *Provider) Revoke(tb testing.TB, id, token string) {
 	req.SetBasicAuth(url.QueryEscape(c.ID), url.QueryEscape(c.Secret))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		tb.Fatalf("oidctest: revocation: %v", err)
+		tb.Fatalf("oidctest: POST %s: %v", path, err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		tb.Fatalf("oidctest: revocation: %s", resp.Status)
-	}
+	return resp
 }
 
 // Stop stops the provider: from now on it cannot be reached.
@@ -134,21 +143,7 @@ func (p *Provider) Requests(path string) int {
 // endpoint (client credentials grant), as a machine client gets one.
 func (p *Provider) Token(tb testing.TB, id string) string {
 	tb.Helper()
-	c, ok := p.st.clients[id]
-	if !ok {
-		tb.Fatalf("oidctest: no client %q", id)
-	}
-	form := url.Values{"grant_type": {"client_credentials"}, "scope": {"openid"}}
-	req, err := http.NewRequest(http.MethodPost, p.Issuer+"/oauth/token", strings.NewReader(form.Encode()))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth(url.QueryEscape(c.ID), url.QueryEscape(c.Secret))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatalf("oidctest: token request: %v", err)
-	}
+	resp := p.post(tb, "/oauth/token", id, url.Values{"grant_type": {"client_credentials"}, "scope": {"openid"}})
 	defer resp.Body.Close()
 	var out struct {
 		AccessToken string `json:"access_token"`
