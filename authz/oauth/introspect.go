@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +24,10 @@ const (
 	defaultCacheTTL = time.Minute
 	defaultCacheMax = 10_000
 )
+
+// probeInterval is the least time between two readiness probes of an
+// introspection endpoint that was down.
+const probeInterval = 2 * time.Second
 
 // IntrospectionOptions configures an [IntrospectionVerifier]. URL,
 // ClientID, ClientSecret and Audience are required; every other zero
@@ -71,6 +76,9 @@ type IntrospectionVerifier struct {
 	client *http.Client
 	down   atomic.Bool // the last request was an outage
 
+	probing   atomic.Bool  // a readiness probe is running
+	lastProbe atomic.Int64 // when the last one started, in Unix ns
+
 	cache callers
 }
 
@@ -116,8 +124,25 @@ func (v *IntrospectionVerifier) log() *slog.Logger {
 }
 
 // Ready reports whether the last introspection request reached the
-// authorization server (true before the first).
-func (v *IntrospectionVerifier) Ready() bool { return !v.down.Load() }
+// authorization server (true before the first). While it did not, Ready
+// asks the endpoint about a token that exists nowhere, in the background
+// and at most every few seconds, so that a readiness probe notices the
+// server is back even when no traffic reaches an unready replica.
+func (v *IntrospectionVerifier) Ready() bool {
+	if !v.down.Load() {
+		return true
+	}
+	if time.Since(time.Unix(0, v.lastProbe.Load())) >= probeInterval && v.probing.CompareAndSwap(false, true) {
+		v.lastProbe.Store(time.Now().UnixNano())
+		go func() {
+			defer v.probing.Store(false)
+			ctx, cancel := context.WithTimeout(context.Background(), defaultTimeout)
+			defer cancel()
+			v.introspect(ctx, "toolroute-readiness-probe-"+rand.Text())
+		}()
+	}
+	return false
+}
 
 // Verify asks the authorization server about token and returns its
 // caller: the subject from "sub" (required), the roles from the roles

@@ -5,7 +5,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -143,5 +147,47 @@ func TestIntrospectionOutage(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("got %s %q, want 503", resp.Status, body)
+	}
+}
+
+// An unready verifier probes the endpoint, and is ready again once it
+// answers, without any request to verify.
+func TestIntrospectionReadyAgain(t *testing.T) {
+	op := startOP(t)
+	var failing atomic.Bool
+	failing.Store(true)
+	target, _ := neturl.Parse(op.Issuer)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
+		httputil.NewSingleHostReverseProxy(target).ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	v, err := oauth.NewIntrospectionVerifier(oauth.IntrospectionOptions{URL: proxy.URL + "/oauth/introspect", ClientID: "toolroute", ClientSecret: serverSecret, Audience: resource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outage *authz.OutageError
+	if _, err := v.Verify(context.Background(), op.Token(t, "olivia"), nil); !errors.As(err, &outage) {
+		t.Fatalf("Verify = %v, want an OutageError", err)
+	}
+	if v.Ready() {
+		t.Fatal("ready after an outage")
+	}
+	failing.Store(false)
+	before := op.Requests("/oauth/introspect")
+	for range 500 { // a bound against a hang, not a timing assertion
+		if v.Ready() {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !v.Ready() {
+		t.Fatal("not ready again after the endpoint came back")
+	}
+	if op.Requests("/oauth/introspect") == before {
+		t.Error("ready again without asking the endpoint")
 	}
 }
