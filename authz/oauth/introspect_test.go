@@ -97,7 +97,7 @@ func TestIntrospectionNotYetValid(t *testing.T) {
 // A cached answer is not reused past the token's expiry.
 func TestIntrospectionCacheBoundedByExpiry(t *testing.T) {
 	op := oidctest.Start(t,
-		oidctest.Client{ID: "quick", Secret: "quick-secret", Audience: []string{resource}, Opaque: true, Lifetime: 2 * time.Second},
+		oidctest.Client{ID: "quick", Secret: "quick-secret", Audience: []string{resource}, Opaque: true, Lifetime: 3 * time.Second},
 		oidctest.Client{ID: "toolroute", Secret: serverSecret, Exchange: true})
 	v := newIntrospection(t, op, oauth.IntrospectionOptions{CacheTTL: time.Hour})
 	tok := op.Token(t, "quick")
@@ -110,7 +110,7 @@ func TestIntrospectionCacheBoundedByExpiry(t *testing.T) {
 	if n := op.Requests("/oauth/introspect"); n != 1 {
 		t.Fatalf("%d introspection requests, want 1", n)
 	}
-	time.Sleep(2100 * time.Millisecond)
+	time.Sleep(3100 * time.Millisecond)
 	if _, err := v.Verify(context.Background(), tok, nil); !errors.Is(err, server.ErrInvalidToken) {
 		t.Fatalf("expired token: %v, want ErrInvalidToken", err)
 	}
