@@ -100,14 +100,18 @@ type JWTVerifier struct {
 	cancel context.CancelFunc
 	cache  callers
 
-	mu       sync.Mutex
-	keys     keyfunc.Keyfunc // nil until loaded
+	keys    atomic.Pointer[keySet] // nil until loaded
+	loading atomic.Bool            // Ready is loading the keys
+	down    atomic.Bool            // the last fetch failed
+
+	mu       sync.Mutex // held while loading
 	stopKeys context.CancelFunc
 	lastTry  time.Time
 	lastErr  error
-	loading  atomic.Bool
-	down     atomic.Bool // the last fetch of the key set failed
 }
+
+// keySet is the loaded key set.
+type keySet struct{ kf keyfunc.Keyfunc }
 
 // NewJWTVerifier returns a verifier for opts. It does not contact the
 // issuer: keys are fetched on first use. It fails if opts are invalid.
@@ -216,7 +220,7 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string, _ *http.Request)
 	if c, ok := v.cache.get(token, now); ok {
 		return c, nil
 	}
-	kf, err := v.keyfunc(ctx)
+	kf, err := v.keyfunc()
 	if err != nil {
 		return authz.Caller{}, err
 	}
@@ -256,18 +260,13 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string, _ *http.Request)
 // MinRefreshInterval) and reports false; a readiness probe thus also
 // retries an issuer that was down.
 func (v *JWTVerifier) Ready() bool {
-	v.mu.Lock()
-	kf := v.keys
-	v.mu.Unlock()
-	if kf != nil {
-		return v.hasKeys(v.ctx, kf)
+	if ks := v.keys.Load(); ks != nil {
+		return v.hasKeys(v.ctx, ks.kf)
 	}
 	if v.loading.CompareAndSwap(false, true) {
 		go func() {
 			defer v.loading.Store(false)
-			ctx, cancel := context.WithTimeout(v.ctx, defaultTimeout)
-			defer cancel()
-			v.keyfunc(ctx)
+			v.keyfunc()
 		}()
 	}
 	return false
@@ -280,12 +279,17 @@ func (v *JWTVerifier) hasKeys(ctx context.Context, kf keyfunc.Keyfunc) bool {
 
 // keyfunc returns the key set, loading it (discovery, then a first
 // fetch) if it is not loaded and the last try is older than
-// MinRefreshInterval. A failure is an outage.
-func (v *JWTVerifier) keyfunc(ctx context.Context) (keyfunc.Keyfunc, error) {
+// MinRefreshInterval. A failure is an outage. The loading is not bound
+// to a request, whose end would otherwise count as the issuer's
+// failure.
+func (v *JWTVerifier) keyfunc() (keyfunc.Keyfunc, error) {
+	if ks := v.keys.Load(); ks != nil {
+		return ks.kf, nil
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.keys != nil {
-		return v.keys, nil
+	if ks := v.keys.Load(); ks != nil {
+		return ks.kf, nil
 	}
 	if err := v.ctx.Err(); err != nil {
 		return nil, &authz.OutageError{Err: errors.New("oauth: JWTVerifier is closed")}
@@ -294,6 +298,8 @@ func (v *JWTVerifier) keyfunc(ctx context.Context) (keyfunc.Keyfunc, error) {
 		return nil, &authz.OutageError{Err: v.lastErr}
 	}
 	v.lastTry = time.Now()
+	ctx, cancel := context.WithTimeout(v.ctx, 2*defaultTimeout)
+	defer cancel()
 	kf, err := v.load(ctx)
 	if err != nil {
 		v.lastErr = err
@@ -301,7 +307,7 @@ func (v *JWTVerifier) keyfunc(ctx context.Context) (keyfunc.Keyfunc, error) {
 		v.log().WarnContext(ctx, "oauth: cannot fetch the issuer's keys; tokens cannot be verified", slog.String("issuer", v.opts.Issuer), slog.Any("error", err))
 		return nil, &authz.OutageError{Err: err}
 	}
-	v.keys = kf
+	v.keys.Store(&keySet{kf})
 	return kf, nil
 }
 
