@@ -21,11 +21,16 @@ import (
 	"github.com/toolroute/toolroute/authz"
 )
 
-// DefaultAlgorithms are the signature algorithms a [JWTVerifier] accepts
-// when its options name none: asymmetric ones only. "none" and the HMAC
-// algorithms (HS256, ...) are never accepted: a verifier holds only public
-// keys, and an HMAC "signed" with a public key proves nothing.
-var DefaultAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+// DefaultAlgorithms lists the signature algorithms a [JWTVerifier]
+// accepts when its options name none, which are also the only ones they
+// may name: asymmetric ones. "none" and the HMAC algorithms (HS256, ...)
+// are never accepted: a verifier holds only public keys, and an HMAC
+// "signed" with a public key proves nothing. It is a copy, for reading:
+// changing it changes no verifier.
+var DefaultAlgorithms = slices.Clone(asymmetric)
+
+// asymmetric is the package's own list behind DefaultAlgorithms.
+var asymmetric = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
 // The defaults of [JWTOptions].
 const (
@@ -130,14 +135,14 @@ func NewJWTVerifier(opts JWTOptions) (*JWTVerifier, error) {
 	}
 	algs := opts.Algorithms
 	if algs == nil {
-		algs = DefaultAlgorithms
+		algs = asymmetric
 	}
 	if len(algs) == 0 {
 		return nil, errors.New("oauth: JWTOptions.Algorithms is empty: no token could be verified")
 	}
 	for _, a := range algs {
-		if !slices.Contains(DefaultAlgorithms, a) {
-			return nil, fmt.Errorf("oauth: JWTOptions.Algorithms: %q is not an asymmetric signature algorithm (one of %s)", a, strings.Join(DefaultAlgorithms, ", "))
+		if !slices.Contains(asymmetric, a) {
+			return nil, fmt.Errorf("oauth: JWTOptions.Algorithms: %q is not an asymmetric signature algorithm (one of %s)", a, strings.Join(asymmetric, ", "))
 		}
 	}
 	opts.Algorithms = slices.Clone(algs)
