@@ -122,8 +122,8 @@ func (e *Exchanger) log() *slog.Logger {
 //
 // The error is an *[authz.UnauthenticatedError] if the authorization
 // server refuses the exchange (the caller's token is no longer good), an
-// *[authz.OutageError] if it cannot be reached; [authz.ToolError] gives
-// a client-safe text for both.
+// *[authz.OutageError] if it cannot be reached; both have fixed texts,
+// safe to show a client.
 func (e *Exchanger) Token(ctx context.Context, c authz.Caller) (string, error) {
 	if c.Subject == "" || c.Bearer == "" {
 		return "", &authz.UnauthenticatedError{Reason: "oauth: token exchange needs a caller with a subject and a bearer token"}

@@ -114,7 +114,7 @@ func (d *deps) call(ctx context.Context, method, path string) (upstreamOut, erro
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return upstreamOut{}, authz.ToolError(err)
+		return upstreamOut{}, err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
