@@ -11,6 +11,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -345,5 +346,17 @@ func TestJWTCacheBoundedByExpiry(t *testing.T) {
 	time.Sleep(2100 * time.Millisecond)
 	if _, err := v.Verify(context.Background(), tok, nil); !errors.Is(err, server.ErrInvalidToken) {
 		t.Fatalf("Verify after exp = %v, want ErrInvalidToken", err)
+	}
+}
+
+// The allow-list is the package's own: extending DefaultAlgorithms lets
+// no symmetric algorithm in.
+func TestDefaultAlgorithmsIsACopy(t *testing.T) {
+	saved := slices.Clone(oauth.DefaultAlgorithms)
+	t.Cleanup(func() { oauth.DefaultAlgorithms = saved })
+	oauth.DefaultAlgorithms = append(oauth.DefaultAlgorithms, "HS256")
+	_, err := oauth.NewJWTVerifier(oauth.JWTOptions{Issuer: "https://id.example.test", Audience: resource, Algorithms: []string{"HS256"}})
+	if err == nil || !strings.Contains(err.Error(), `"HS256" is not an asymmetric`) {
+		t.Errorf("HS256 after extending DefaultAlgorithms: err = %v", err)
 	}
 }
