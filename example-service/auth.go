@@ -169,7 +169,7 @@ func parseTokens(data []byte, roles []string) ([]tokenEntry, error) {
 // subjectKey: it tells callers apart in the logs, binds their sessions,
 // and cannot be used to test guesses of a token offline), whatever the
 // proxy then allows it. a is cached, so this costs one proxy decision per
-// token and cache period; an outage fails the request (HTTP 500), never
+// token and cache period; an outage fails the request (HTTP 503), never
 // lets it in.
 func proxyToken(a authz.Authorizer, key []byte) server.TokenVerifier {
 	return func(ctx context.Context, token string, _ *http.Request) (authz.Caller, error) {

@@ -103,7 +103,7 @@ func (o *oauthConfig) check(fs *flag.FlagSet, set map[string]bool, cfg *config) 
 type oauthAccess struct {
 	cfg      oauthConfig
 	verify   server.TokenVerifier
-	ready    func() bool
+	ready    func(context.Context) error
 	closers  []func() error
 	exchange *oauth.Exchanger   // nil without -upstream-audience
 	catalog  *oauth.JWTVerifier // checks exchanged tokens at the embedded catalog; nil without -upstream-audience
@@ -170,7 +170,7 @@ func readSecret(flagName, path string) (string, error) {
 // metadata of OAuth mode in opts.
 func (o *oauthAccess) httpOptions(opts *server.HTTPOptions) {
 	opts.Verifier = o.verify
-	opts.Ready = o.ready
+	opts.ReadyCheck = o.ready
 	opts.ResourceMetadata = &oauthex.ProtectedResourceMetadata{
 		Resource:               o.cfg.publicURL,
 		AuthorizationServers:   []string{o.cfg.issuer},

@@ -25,7 +25,7 @@
 //	...
 //	server.HTTPOptions{
 //		Verifier: v.Verify,
-//		Ready:    v.Ready,
+//		ReadyCheck: v.Ready,
 //		ResourceMetadata: &oauthex.ProtectedResourceMetadata{
 //			Resource:             "https://tools.example.com/mcp",
 //			AuthorizationServers: []string{"https://id.example.com/realms/main"},

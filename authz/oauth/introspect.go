@@ -71,10 +71,11 @@ type IntrospectionOptions struct {
 // Active answers are cached by the token's SHA-256 digest, until the
 // token's "exp" or CacheTTL, whichever comes first.
 type IntrospectionVerifier struct {
-	opts   IntrospectionOptions
-	roles  string
-	client *http.Client
-	down   atomic.Bool // the last request was an outage
+	opts    IntrospectionOptions
+	roles   string
+	client  *http.Client
+	down    atomic.Bool           // the last request was an outage
+	failure atomic.Pointer[error] // and its error
 
 	probing   atomic.Bool  // a readiness probe is running
 	lastProbe atomic.Int64 // when the last one started, in Unix ns
@@ -124,13 +125,15 @@ func (v *IntrospectionVerifier) log() *slog.Logger {
 }
 
 // Ready reports whether the last introspection request reached the
-// authorization server (true before the first). While it did not, Ready
-// asks the endpoint about a token that exists nowhere, in the background
-// and at most every few seconds, so that a readiness probe notices the
-// server is back even when no traffic reaches an unready replica.
-func (v *IntrospectionVerifier) Ready() bool {
+// authorization server (nil before the first), else why not. It has the
+// shape of server.HTTPOptions.ReadyCheck, so that /readyz says so. While
+// the server is not reached, Ready asks the endpoint about a token that
+// exists nowhere, in the background and at most every few seconds, so
+// that a readiness probe notices the server is back even when no traffic
+// reaches an unready replica. It never waits for that.
+func (v *IntrospectionVerifier) Ready(context.Context) error {
 	if !v.down.Load() {
-		return true
+		return nil
 	}
 	if time.Since(time.Unix(0, v.lastProbe.Load())) >= probeInterval && v.probing.CompareAndSwap(false, true) {
 		v.lastProbe.Store(time.Now().UnixNano())
@@ -141,7 +144,10 @@ func (v *IntrospectionVerifier) Ready() bool {
 			v.introspect(ctx, "toolroute-readiness-probe-"+rand.Text())
 		}()
 	}
-	return false
+	if err := v.failure.Load(); err != nil {
+		return *err
+	}
+	return fmt.Errorf("oauth: the introspection endpoint %s does not answer", v.opts.URL)
 }
 
 // Verify asks the authorization server about token and returns its
@@ -214,6 +220,7 @@ func audienceHas(aud any, want string) bool {
 // introspect posts token to the endpoint and returns the answer's members.
 func (v *IntrospectionVerifier) introspect(ctx context.Context, token string) (map[string]any, error) {
 	outage := func(err error) (map[string]any, error) {
+		v.failure.Store(&err)
 		v.down.Store(true)
 		return nil, &authz.OutageError{Err: err}
 	}

@@ -139,7 +139,7 @@ func TestIntrospectionOutage(t *testing.T) {
 	if strings.Contains(outage.Err.Error(), tok) {
 		t.Errorf("the error holds the token: %v", outage.Err)
 	}
-	if v.Ready() {
+	if v.Ready(context.Background()) == nil {
 		t.Error("ready while the endpoint is down")
 	}
 	url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{})
@@ -173,18 +173,18 @@ func TestIntrospectionReadyAgain(t *testing.T) {
 	if _, err := v.Verify(context.Background(), op.Token(t, "olivia"), nil); !errors.As(err, &outage) {
 		t.Fatalf("Verify = %v, want an OutageError", err)
 	}
-	if v.Ready() {
+	if v.Ready(context.Background()) == nil {
 		t.Fatal("ready after an outage")
 	}
 	failing.Store(false)
 	before := op.Requests("/oauth/introspect")
 	for range 500 { // a bound against a hang, not a timing assertion
-		if v.Ready() {
+		if v.Ready(context.Background()) == nil {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if !v.Ready() {
+	if err := v.Ready(context.Background()); err != nil {
 		t.Fatal("not ready again after the endpoint came back")
 	}
 	if op.Requests("/oauth/introspect") == before {

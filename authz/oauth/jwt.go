@@ -113,6 +113,7 @@ type JWTVerifier struct {
 	stopKeys context.CancelFunc
 	lastTry  time.Time
 	lastErr  error
+	failure  atomic.Pointer[error] // lastErr, for Ready, which must not wait on mu
 }
 
 // keySet is the loaded key set.
@@ -260,13 +261,19 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string, _ *http.Request)
 	return c, nil
 }
 
-// Ready reports whether the verifier holds keys to verify tokens with.
-// If it holds none, it starts fetching them (at most once per
-// MinRefreshInterval) and reports false; a readiness probe thus also
-// retries an issuer that was down.
-func (v *JWTVerifier) Ready() bool {
+// Ready reports whether the verifier holds keys to verify tokens with:
+// nil if it does, else an error saying why not (the issuer's discovery
+// or key set cannot be fetched). It has the shape of
+// server.HTTPOptions.ReadyCheck, so that /readyz says so. If it holds no
+// keys, it starts fetching them (at most once per MinRefreshInterval): a
+// readiness probe thus also retries an issuer that was down. It never
+// waits for the fetch.
+func (v *JWTVerifier) Ready(ctx context.Context) error {
 	if ks := v.keys.Load(); ks != nil {
-		return v.hasKeys(v.ctx, ks.kf)
+		if v.hasKeys(ctx, ks.kf) {
+			return nil
+		}
+		return fmt.Errorf("oauth: the key set of issuer %s holds no usable key", v.opts.Issuer)
 	}
 	if v.loading.CompareAndSwap(false, true) {
 		go func() {
@@ -274,7 +281,10 @@ func (v *JWTVerifier) Ready() bool {
 			v.keyfunc()
 		}()
 	}
-	return false
+	if err := v.failure.Load(); err != nil {
+		return fmt.Errorf("oauth: no keys of issuer %s to verify tokens with: %w", v.opts.Issuer, *err)
+	}
+	return fmt.Errorf("oauth: the keys of issuer %s are being fetched", v.opts.Issuer)
 }
 
 func (v *JWTVerifier) hasKeys(ctx context.Context, kf keyfunc.Keyfunc) bool {
@@ -308,6 +318,7 @@ func (v *JWTVerifier) keyfunc() (keyfunc.Keyfunc, error) {
 	kf, err := v.load(ctx)
 	if err != nil {
 		v.lastErr = err
+		v.failure.Store(&err)
 		v.down.Store(true)
 		v.log().WarnContext(ctx, "oauth: cannot fetch the issuer's keys; tokens cannot be verified", slog.String("issuer", v.opts.Issuer), slog.Any("error", err))
 		return nil, &authz.OutageError{Err: err}

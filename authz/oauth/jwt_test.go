@@ -271,12 +271,12 @@ func TestJWTProviderDown(t *testing.T) {
 			t.Fatal(err)
 		}
 		op.Stop()
-		url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{Ready: v.Ready})
+		url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{ReadyCheck: v.Ready})
 		if diff := cmp.Diff([]string{"add_item", "delete_item", "list_items", "whoami"}, toolNames(t, url, second)); diff != "" {
 			t.Errorf("tools (-want +got):\n%s", diff)
 		}
-		if !v.Ready() {
-			t.Error("not ready with keys held")
+		if err := v.Ready(context.Background()); err != nil {
+			t.Errorf("not ready with keys held: %v", err)
 		}
 	})
 	t.Run("no keys", func(t *testing.T) {
@@ -289,7 +289,7 @@ func TestJWTProviderDown(t *testing.T) {
 		if !errors.As(err, &outage) {
 			t.Fatalf("Verify = %v, want an OutageError", err)
 		}
-		url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{Ready: v.Ready})
+		url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{ReadyCheck: v.Ready})
 		resp := post(t, url, "Bearer "+tok)
 		body, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "authorization server unavailable") {
@@ -298,16 +298,17 @@ func TestJWTProviderDown(t *testing.T) {
 		if resp.Header.Get("WWW-Authenticate") != "" {
 			t.Errorf("a 503 with a challenge: %q", resp.Header.Get("WWW-Authenticate"))
 		}
-		if v.Ready() {
+		if v.Ready(context.Background()) == nil {
 			t.Error("ready without keys")
 		}
 		ready, err := http.Get(strings.TrimSuffix(url, "/mcp") + "/readyz")
 		if err != nil {
 			t.Fatal(err)
 		}
+		why, _ := io.ReadAll(ready.Body)
 		ready.Body.Close()
-		if ready.StatusCode != http.StatusServiceUnavailable {
-			t.Errorf("/readyz: %s, want 503", ready.Status)
+		if ready.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(why), "no keys of issuer "+op.Issuer) {
+			t.Errorf("/readyz: %s %q, want 503 naming the issuer", ready.Status, why)
 		}
 	})
 }
