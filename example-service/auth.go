@@ -48,6 +48,7 @@ type access struct {
 	// ready tells whether the authorizer can decide (the RBAC proxy is
 	// reachable); nil when it cannot fail (a policy).
 	ready func(context.Context) error
+	oauth *oauthAccess // OAuth mode (-oidc-issuer), or nil
 }
 
 // proxy decisions are cached this long: a revocation at the proxy takes
@@ -85,6 +86,12 @@ func loadAccess(cfg config) (*access, error) {
 		if a.tokens, err = parseTokens(data, a.roles); err != nil {
 			return nil, fmt.Errorf("-tokens %s: %w", cfg.tokensFile, err)
 		}
+	case cfg.oauth.issuer != "":
+		var err error
+		if a.oauth, err = newOAuthAccess(cfg.oauth); err != nil {
+			return nil, err
+		}
+		a.verifier = a.oauth.verify
 	case cfg.proxyAuth != "":
 		// The proxy knows the tokens: it judges each one.
 		a.verifier = proxyToken(a.authorizer, subjectKey(cfg.stateKey))
@@ -164,7 +171,7 @@ func parseTokens(data []byte, roles []string) ([]tokenEntry, error) {
 // subjectKey: it tells callers apart in the logs, binds their sessions,
 // and cannot be used to test guesses of a token offline), whatever the
 // proxy then allows it. a is cached, so this costs one proxy decision per
-// token and cache period; an outage fails the request (HTTP 500), never
+// token and cache period; an outage fails the request (HTTP 503), never
 // lets it in.
 func proxyToken(a authz.Authorizer, key []byte) server.TokenVerifier {
 	return func(ctx context.Context, token string, _ *http.Request) (authz.Caller, error) {

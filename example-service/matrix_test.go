@@ -67,7 +67,7 @@ func (m svcCombo) connect(t *testing.T, args []string, upstream, token string, c
 	log := &logBuffer{url: make(chan string, 1)}
 	logger := slog.New(slog.NewTextHandler(log, nil))
 	s, err := server.New(server.Options{Name: "example-service", Logger: logger, Authorizer: acc.authorizer, Instructions: instructions},
-		server.Install(tools.Registry, newDeps(cfg, catalogURL(cfg.upstream), acc.authorizer, nil, logger)))
+		server.Install(tools.Registry, newDeps(cfg, catalogURL(cfg.upstream), acc, nil, logger)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestVisibilityMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := server.New(server.Options{Name: "example-service", Authorizer: acc.authorizer, Instructions: instructions},
-		server.Install(tools.Registry, newDeps(cfg, catalogURL(cfg.upstream), acc.authorizer, nil, slog.New(slog.DiscardHandler))))
+		server.Install(tools.Registry, newDeps(cfg, catalogURL(cfg.upstream), acc, nil, slog.New(slog.DiscardHandler))))
 	if err != nil {
 		t.Fatal(err)
 	}

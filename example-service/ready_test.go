@@ -52,8 +52,8 @@ func TestProxyReadiness(t *testing.T) {
 	proxy.Close() // the proxy goes down
 	waitReady(http.StatusServiceUnavailable, "the RBAC proxy at http://"+addr+"/api/v3/auth is unreachable")
 	resp := postRaw(t, url, "Bearer proxy-reader", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	if resp.StatusCode != http.StatusInternalServerError {
-		t.Errorf("tools/list while the proxy is down: HTTP %d, want 500", resp.StatusCode)
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("tools/list while the proxy is down: HTTP %d, want 503", resp.StatusCode)
 	}
 	if !stderr.waitFor("token verification failed", "connection refused") {
 		t.Errorf("the log does not name the cause of the failure:\n%s", stderr)

@@ -42,6 +42,7 @@ type config struct {
 	drainDelay         time.Duration
 	shutdownTimeout    time.Duration
 	telemetry          telemetryConfig
+	oauth              oauthConfig
 }
 
 // run is the whole command: "routes" prints the route table or a role
@@ -80,6 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "then give in-flight calls this `duration` to finish before cancelling them")
 	fs.IntVar(&cfg.rateLimit, "rate-limit", 0, "at most `N` tool calls per second per caller, in bursts of up to N (across replicas with -redis); 0 = no limit")
 	cfg.telemetry.register(fs)
+	cfg.oauth.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage:\n  example-service [flags]                 serve the catalog's MCP tools\n"+routesUsage+catalogUsage+"\nFlags (each also from the environment: "+envPrefix+" + the flag in upper snake case, -proxy-auth is "+envName("proxy-auth")+"; the command line wins):\n")
 		fs.PrintDefaults()
@@ -133,6 +135,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if err := cfg.telemetry.check(); err != nil {
 		return cfg, usageError(fs, "%v", err)
+	}
+	if err := cfg.oauth.check(fs, set, &cfg); err != nil {
+		return cfg, err
 	}
 	if cfg.upstream != "" {
 		u, err := url.Parse(cfg.upstream)

@@ -91,14 +91,15 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 				if cfg.upstream != "" {
 					return catalogURL(cfg.upstream), nil
 				}
-				return embeddedCatalog(lc, logger)
+				return embeddedCatalog(lc, logger, acc.oauth.guardCatalog)
 			},
-			func(u catalogURL) *tools.Deps { return obs.instrument(newDeps(cfg, u, acc.authorizer, sh, logger)) },
+			func(u catalogURL) *tools.Deps { return obs.instrument(newDeps(cfg, u, acc, sh, logger)) },
 		),
 		server.ProvideService(catalogService),
 		server.Module,
 		server.Tools(tools.Registry),
 		fx.Populate(&upstream),
+		acc.oauth.lifecycle(),
 	}
 	if sh != nil {
 		options = append(options, server.ProvideService(sh.service))
@@ -110,6 +111,9 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 		// /readyz answers 503, naming the RBAC proxy, while it is
 		// unreachable.
 		hopts := server.HTTPOptions{Verifier: acc.verifier, DrainDelay: cfg.drainDelay, ReadyCheck: acc.ready}
+		if acc.oauth != nil {
+			acc.oauth.httpOptions(&hopts)
+		}
 		if cfg.anonymous != "" {
 			hopts.Anonymous = &authz.Caller{Subject: "anonymous", Roles: []string{cfg.anonymous}}
 		}
@@ -171,6 +175,9 @@ func announce(w io.Writer, cfg config, acc *access, hs *server.HTTPServer, upstr
 		io.WriteString(w, b.String())
 		return
 	}
+	if acc.oauth != nil {
+		acc.oauth.describe(&b)
+	}
 	fmt.Fprintf(&b, "example-service: serving MCP at %s\n", hs.URL())
 	if acc.demo {
 		b.WriteString("example-service: LOCAL-DEMO credentials (embedded; replace them with -tokens FILE):\n")
@@ -187,13 +194,13 @@ func announce(w io.Writer, cfg config, acc *access, hs *server.HTTPServer, upstr
 
 // embeddedCatalog runs the catalog API in-process, on a loopback port,
 // from start to stop.
-func embeddedCatalog(lc fx.Lifecycle, logger *slog.Logger) (catalogURL, error) {
+func embeddedCatalog(lc fx.Lifecycle, logger *slog.Logger, guard func(http.Handler) http.Handler) (catalogURL, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("embedded catalog: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           catalog.NewHandler(catalog.NewStore(catalog.DemoItems()...)),
+		Handler:           guard(catalog.NewHandler(catalog.NewStore(catalog.DemoItems()...))),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
@@ -278,9 +285,13 @@ func catalogService(u catalogURL) (server.Service, error) {
 // newDeps builds the tools' container: a catalog client whose transport
 // is authz's upstream transport (it checks each request against the
 // calling tool's routes and the caller, asking the server's authorizer,
-// and forwards the caller's bearer).
-func newDeps(cfg config, u catalogURL, a authz.Authorizer, sh *shared, logger *slog.Logger) *tools.Deps {
-	base := http.DefaultTransport.(*http.Transport).Clone()
+// and forwards the caller's bearer, or in OAuth mode a token exchanged
+// for it, or none).
+func newDeps(cfg config, u catalogURL, acc *access, sh *shared, logger *slog.Logger) *tools.Deps {
+	var base http.RoundTripper = http.DefaultTransport.(*http.Transport).Clone()
+	if acc.oauth != nil {
+		base = acc.oauth.upstream(base)
+	}
 	d := &tools.Deps{
 		Catalog: &catalog.Client{
 			BaseURL:    string(u),

@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/internal/inflight"
@@ -31,8 +32,10 @@ import (
 // and returns the caller it identifies. An unknown, expired or malformed
 // token must yield an error wrapping [ErrInvalidToken]: the request is
 // answered with HTTP 401. Any other error means the verifier could not
-// decide: the request is answered with HTTP 500 and the error is logged
-// (with the token, should it appear in the error's text, redacted).
+// decide: the request is answered with HTTP 503 if the error wraps an
+// *[authz.OutageError] (the authorization server is unreachable), else
+// 500, and the error is logged (with the token, should it appear in the
+// error's text, redacted).
 //
 // If the returned caller's Bearer is empty, it is set to token, so that
 // tools forward it upstream.
@@ -82,8 +85,14 @@ type HTTPOptions struct {
 	// to its opener, and every caller could use it (HTTPHandler fails).
 	Anonymous *authz.Caller
 	// ResourceMetadataURL, if set, is announced in the WWW-Authenticate
-	// header of 401 answers (OAuth protected resource metadata).
+	// header of 401 answers (OAuth protected resource metadata). ""
+	// selects the well-known URL of ResourceMetadata, if set.
 	ResourceMetadataURL string
+	// ResourceMetadata, if set, is served (RFC 9728) at
+	// /.well-known/oauth-protected-resource and at that path followed by
+	// the endpoint's path, by [HTTPServer]. Its Resource must be the MCP
+	// endpoint's public URL.
+	ResourceMetadata *oauthex.ProtectedResourceMetadata
 
 	// Stateful selects stateful sessions (Mcp-Session-Id) instead of the
 	// default stateless mode. Stateless serves MCP 2026-07-28 and older
@@ -248,6 +257,9 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessionclos
 	if opts.MaxSessions < 0 || opts.MaxSessionsPerCaller < 0 {
 		return nil, nil, fmt.Errorf("server: HTTPOptions.MaxSessions (%d) and MaxSessionsPerCaller (%d) must not be negative", opts.MaxSessions, opts.MaxSessionsPerCaller)
 	}
+	if err := opts.checkResourceMetadata(); err != nil {
+		return nil, nil, err
+	}
 	if opts.Stateful && opts.Anonymous != nil {
 		return nil, nil, errors.New("server: HTTPOptions.Anonymous with Stateful: a session opened without a token cannot be bound to its opener, so any caller could use it; serve anonymous callers statelessly")
 	}
@@ -278,10 +290,7 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessionclos
 		})
 		mcpHandler = open
 	}
-	bearer := auth.RequireBearerToken(opts.verifier(), &auth.RequireBearerTokenOptions{
-		ResourceMetadataURL:    opts.ResourceMetadataURL,
-		AllowMissingExpiration: true,
-	})(mcpHandler)
+	bearer := opts.requireBearer(mcpHandler)
 	if opts.Anonymous == nil {
 		return bearer, open, nil
 	}
@@ -313,7 +322,15 @@ func (o *HTTPOptions) verifier() auth.TokenVerifier {
 			if errors.Is(err, ErrInvalidToken) {
 				return nil, ErrInvalidToken
 			}
+			outage := (*authz.OutageError)(nil)
+			isOutage := errors.As(err, &outage)
+			if isOutage && outage.Err != nil {
+				err = fmt.Errorf("%v: %v", err, outage.Err)
+			}
 			o.reportError("toolroute: token verification failed", errors.New(strings.ReplaceAll(err.Error(), token, "[redacted]")))
+			if isOutage {
+				return nil, errUnavailable
+			}
 			return nil, errVerifier
 		}
 		if c.Bearer == "" {
@@ -383,6 +400,7 @@ func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
 		// session's context.
 		h.ServeHTTP(w, r.WithContext(withDrain(r.Context(), hs.drain)))
 	}))
+	opts.handleResourceMetadata(mux, endpoint)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")

@@ -1,0 +1,83 @@
+package oauth
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/toolroute/toolroute/authz"
+)
+
+// DefaultRolesClaim is the claim roles are read from when the options
+// name none.
+const DefaultRolesClaim = "roles"
+
+// checkRolesClaim refuses a claim path with empty segments.
+func checkRolesClaim(path string) error {
+	if path == "" {
+		return nil
+	}
+	for _, seg := range strings.Split(path, ".") {
+		if seg == "" {
+			return fmt.Errorf("oauth: roles claim path %q has an empty segment", path)
+		}
+	}
+	return nil
+}
+
+// rolesFrom reads the roles at path in claims. The path is a claim name
+// ("roles", "groups", "scope", "https://example.com/roles") or, if no
+// claim has that name, a dotted path into nested objects
+// ("realm_access.roles"). The value is an array of strings or one string
+// of space-separated values (the "scope" claim's shape). A missing claim
+// means no roles; a claim of another shape is an error, so that a
+// misconfigured provider is noticed rather than silently granting nothing.
+func rolesFrom(claims map[string]any, path string) ([]string, error) {
+	v, ok := claims[path]
+	if !ok {
+		var cur any = claims
+		for _, seg := range strings.Split(path, ".") {
+			m, isMap := cur.(map[string]any)
+			if !isMap {
+				return nil, nil
+			}
+			if cur, ok = m[seg]; !ok {
+				return nil, nil
+			}
+		}
+		v = cur
+	}
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return strings.Fields(v), nil
+	case []string:
+		return append([]string(nil), v...), nil
+	case []any:
+		roles := make([]string, 0, len(v))
+		for i, r := range v {
+			s, ok := r.(string)
+			if !ok {
+				return nil, fmt.Errorf("claim %q: element %d is a %T, not a string", path, i, r)
+			}
+			roles = append(roles, s)
+		}
+		return roles, nil
+	default:
+		return nil, fmt.Errorf("claim %q is a %T, not an array of strings or a space-separated string", path, v)
+	}
+}
+
+// callerFrom makes the caller of a token from its claims: the subject from
+// "sub" (required), the roles from the claim at rolesClaim.
+func callerFrom(claims map[string]any, rolesClaim, token string) (authz.Caller, error) {
+	sub, _ := claims["sub"].(string)
+	if sub == "" {
+		return authz.Caller{}, fmt.Errorf("no \"sub\" claim")
+	}
+	roles, err := rolesFrom(claims, rolesClaim)
+	if err != nil {
+		return authz.Caller{}, err
+	}
+	return authz.Caller{Subject: sub, Roles: roles, Bearer: token}, nil
+}

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// errUnavailable is what a verifier's outage becomes: HTTP 503.
+var errUnavailable = errors.New("server: token verifier outage")
+
+// unavailableText is the body of a 503 answer to a request whose token
+// could not be verified.
+const unavailableText = "authorization server unavailable: the bearer token cannot be verified now; try again later"
+
+// wellKnownResource is the well-known path of OAuth protected resource
+// metadata (RFC 9728 §3).
+const wellKnownResource = "/.well-known/oauth-protected-resource"
+
+// verifiedKey carries a request's verified [auth.TokenInfo] to the SDK's
+// bearer middleware.
+type verifiedKey struct{}
+
+// requireBearer identifies the caller of every request to next with
+// o.Verifier and answers, when it cannot:
+//
+//   - no bearer token: 401, WWW-Authenticate: Bearer resource_metadata="…";
+//   - a refused token: 401, the same challenge with error="invalid_token"
+//     (RFC 6750 §3.1);
+//   - a verifier outage (an *authz.OutageError): 503, with a body saying
+//     so and Retry-After — an outage is not the client's fault;
+//   - any other verifier failure: 500.
+//
+// The SDK's [auth.RequireBearerToken] still puts the token's information
+// in the request's context (the streamable handler binds sessions with
+// it), from the verification done here.
+func (o *HTTPOptions) requireBearer(next http.Handler) http.Handler {
+	verify := o.verifier()
+	metadataURL := o.resourceMetadataURL()
+	sdk := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		if ti, ok := ctx.Value(verifiedKey{}).(*auth.TokenInfo); ok {
+			return ti, nil
+		}
+		return nil, errVerifier // not reached: requireBearer verified the request
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+	challenge := func(w http.ResponseWriter, params ...string) {
+		if metadataURL != "" {
+			params = append([]string{fmt.Sprintf("resource_metadata=%q", metadataURL)}, params...)
+		}
+		v := "Bearer"
+		if len(params) > 0 {
+			v += " " + strings.Join(params, ", ")
+		}
+		w.Header().Set("WWW-Authenticate", v)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fields := strings.Fields(r.Header.Get("Authorization"))
+		if len(fields) != 2 || !strings.EqualFold(fields[0], "bearer") {
+			challenge(w)
+			http.Error(w, "no bearer token", http.StatusUnauthorized)
+			return
+		}
+		ti, err := verify(r.Context(), fields[1], r)
+		switch {
+		case err == nil:
+			sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti)))
+		case errors.Is(err, ErrInvalidToken):
+			challenge(w, `error="invalid_token"`)
+			http.Error(w, "invalid token", http.StatusUnauthorized)
+		case errors.Is(err, errUnavailable):
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, unavailableText, http.StatusServiceUnavailable)
+		default:
+			http.Error(w, errVerifier.Error(), http.StatusInternalServerError)
+		}
+	})
+}
+
+// resourceMetadataURL is the URL announced in challenges:
+// [HTTPOptions.ResourceMetadataURL], or the RFC 9728 well-known URL of
+// [HTTPOptions.ResourceMetadata]'s resource, or "".
+func (o *HTTPOptions) resourceMetadataURL() string {
+	if o.ResourceMetadataURL != "" || o.ResourceMetadata == nil {
+		return o.ResourceMetadataURL
+	}
+	u, err := url.Parse(o.ResourceMetadata.Resource)
+	if err != nil {
+		return "" // refused by checkResourceMetadata
+	}
+	u.Path = wellKnownResource + strings.TrimSuffix(u.Path, "/")
+	u.RawPath = ""
+	return u.String()
+}
+
+// checkResourceMetadata refuses resource metadata whose resource is not
+// an absolute http(s) URL without a fragment (RFC 9728 §1.2).
+func (o *HTTPOptions) checkResourceMetadata() error {
+	md := o.ResourceMetadata
+	if md == nil {
+		return nil
+	}
+	u, err := url.Parse(md.Resource)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" {
+		return fmt.Errorf("server: HTTPOptions.ResourceMetadata.Resource %q must be an absolute http(s) URL without a fragment: the MCP endpoint's public URL", md.Resource)
+	}
+	return nil
+}
+
+// handleResourceMetadata serves [HTTPOptions.ResourceMetadata], if set, at
+// /.well-known/oauth-protected-resource, with the MCP endpoint's path
+// appended (RFC 9728 §3.1), and with the resource URL's path appended if
+// that differs (a proxy in front may mount the endpoint elsewhere).
+func (o *HTTPOptions) handleResourceMetadata(mux *http.ServeMux, endpoint string) {
+	md := o.ResourceMetadata
+	if md == nil {
+		return
+	}
+	h := auth.ProtectedResourceMetadataHandler(md)
+	paths := []string{wellKnownResource, wellKnownResource + strings.TrimSuffix(endpoint, "/")}
+	if u, err := url.Parse(md.Resource); err == nil {
+		paths = append(paths, wellKnownResource+strings.TrimSuffix(u.EscapedPath(), "/"))
+	}
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if !seen[p] {
+			seen[p] = true
+			mux.Handle(p, h)
+		}
+	}
+}

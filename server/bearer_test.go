@@ -1,0 +1,92 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/server"
+)
+
+// Each refusal of the bearer middleware: its status, its challenge (RFC
+// 6750 §3, RFC 9728 §5.1) and its body.
+func TestHTTPBearerAnswers(t *testing.T) {
+	outage := func(context.Context, string, *http.Request) (authz.Caller, error) {
+		return authz.Caller{}, &authz.OutageError{Err: errors.New("idp.example.test: connection refused")}
+	}
+	broken := func(context.Context, string, *http.Request) (authz.Caller, error) {
+		return authz.Caller{}, errors.New("verifier bug")
+	}
+	static := server.StaticTokens(map[string]authz.Caller{secretToken: {Subject: "alice"}})
+	md := &oauthex.ProtectedResourceMetadata{Resource: "https://tools.example.test/svc/mcp/", AuthorizationServers: []string{"https://id.example.test"}}
+	const mdURL = `resource_metadata="https://tools.example.test/.well-known/oauth-protected-resource/svc/mcp"`
+	tests := []struct {
+		name          string
+		verifier      server.TokenVerifier
+		metadata      *oauthex.ProtectedResourceMetadata
+		authorization string
+		status        int
+		challenge     string
+		body          string
+	}{
+		{"no token", static, nil, "", 401, "Bearer", "no bearer token"},
+		{"no token, metadata", static, md, "", 401, "Bearer " + mdURL, "no bearer token"},
+		{"bad token", static, nil, "Bearer nope", 401, `Bearer error="invalid_token"`, "invalid token"},
+		{"bad token, metadata", static, md, "Bearer nope", 401, "Bearer " + mdURL + `, error="invalid_token"`, "invalid token"},
+		{"outage", outage, md, "Bearer " + secretToken, 503, "", "authorization server unavailable"},
+		{"broken verifier", broken, md, "Bearer " + secretToken, 500, "", "token verification unavailable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{Verifier: tt.verifier, ResourceMetadata: tt.metadata, Logger: discardLogger})
+			resp := post(t, hs.URL(), tt.authorization, initializeBody)
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.status || resp.Header.Get("WWW-Authenticate") != tt.challenge || !strings.Contains(string(body), tt.body) {
+				t.Errorf("got %d %q %q, want %d %q %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body, tt.status, tt.challenge, tt.body)
+			}
+			if strings.Contains(string(body), secretToken) || strings.Contains(string(body), "idp.example.test") {
+				t.Errorf("the body tells too much: %q", body)
+			}
+		})
+	}
+}
+
+// The metadata is served at the root well-known path, with the
+// endpoint's path, and with the resource URL's path; a resource that is
+// not an absolute URL is refused.
+func TestHTTPResourceMetadata(t *testing.T) {
+	md := &oauthex.ProtectedResourceMetadata{Resource: "https://tools.example.test/svc/mcp", AuthorizationServers: []string{"https://id.example.test"}}
+	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{Verifier: server.StaticTokens(nil), ResourceMetadata: md, Logger: discardLogger})
+	base := strings.TrimSuffix(hs.URL(), "/mcp")
+	for _, p := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource/svc/mcp"} {
+		resp, err := http.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"resource":"https://tools.example.test/svc/mcp"`) {
+			t.Errorf("GET %s: %s %s", p, resp.Status, body)
+		}
+	}
+	resp, err := http.Get(base + "/.well-known/oauth-protected-resource/other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET another resource's metadata: %s, want 404", resp.Status)
+	}
+	for _, bad := range []string{"", "/mcp", "tools.example.test/mcp", "https://tools.example.test/mcp#x"} {
+		_, err := server.NewHTTPServer(newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{Verifier: server.StaticTokens(nil), ResourceMetadata: &oauthex.ProtectedResourceMetadata{Resource: bad}})
+		if err == nil || !strings.Contains(err.Error(), "server: HTTPOptions.ResourceMetadata.Resource") {
+			t.Errorf("Resource %q: err = %v", bad, err)
+		}
+	}
+}
