@@ -150,6 +150,13 @@ type HTTPOptions struct {
 	// balancers notice first. 0 (the default) stops accepting at once.
 	DrainDelay time.Duration
 
+	// Cancellations, if set, carries a 2025 client's
+	// notifications/cancelled to the other replicas when the call it
+	// names is not in flight in this process, and theirs here (see
+	// [Cancellations]). nil cancels calls in this process only. Ignored
+	// when Stateful: a session's cancellation reaches its own replica.
+	Cancellations Cancellations
+
 	// Logger receives the HTTP layer's reports. nil selects
 	// [slog.Default].
 	Logger *slog.Logger
@@ -232,7 +239,7 @@ func (o *HTTPOptions) reportError(msg string, err error) {
 // auth.TokenInfo; s should be built by [New], whose chain puts it in
 // every handler's context.
 func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
-	h, _, err := newHTTPHandler(s, opts)
+	h, _, _, err := newHTTPHandler(s, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -240,28 +247,29 @@ func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 }
 
 // newHTTPHandler is [HTTPHandler], with what a stateful handler holds
-// open (nil when stateless).
-func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessionclose.Handler, error) {
+// open (nil when stateless), and what ends its subscription to
+// [HTTPOptions.Cancellations].
+func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (_ http.Handler, _ *sessionclose.Handler, unsubscribe func(), _ error) {
 	if s == nil {
-		return nil, nil, errors.New("server: HTTPHandler of a nil *mcp.Server")
+		return nil, nil, nil, errors.New("server: HTTPHandler of a nil *mcp.Server")
 	}
 	if opts.Verifier == nil {
-		return nil, nil, errors.New("server: HTTPOptions.Verifier is nil: set a TokenVerifier (server.StaticTokens for demos) to identify callers")
+		return nil, nil, nil, errors.New("server: HTTPOptions.Verifier is nil: set a TokenVerifier (server.StaticTokens for demos) to identify callers")
 	}
 	if opts.MaxRequestBodyBytes < 0 {
-		return nil, nil, fmt.Errorf("server: HTTPOptions.MaxRequestBodyBytes is %d: must not be negative", opts.MaxRequestBodyBytes)
+		return nil, nil, nil, fmt.Errorf("server: HTTPOptions.MaxRequestBodyBytes is %d: must not be negative", opts.MaxRequestBodyBytes)
 	}
 	if opts.BodyTimeout < 0 {
-		return nil, nil, fmt.Errorf("server: HTTPOptions.BodyTimeout is %v: must not be negative", opts.BodyTimeout)
+		return nil, nil, nil, fmt.Errorf("server: HTTPOptions.BodyTimeout is %v: must not be negative", opts.BodyTimeout)
 	}
 	if opts.MaxSessions < 0 || opts.MaxSessionsPerCaller < 0 {
-		return nil, nil, fmt.Errorf("server: HTTPOptions.MaxSessions (%d) and MaxSessionsPerCaller (%d) must not be negative", opts.MaxSessions, opts.MaxSessionsPerCaller)
+		return nil, nil, nil, fmt.Errorf("server: HTTPOptions.MaxSessions (%d) and MaxSessionsPerCaller (%d) must not be negative", opts.MaxSessions, opts.MaxSessionsPerCaller)
 	}
 	if err := opts.checkResourceMetadata(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if opts.Stateful && opts.Anonymous != nil {
-		return nil, nil, errors.New("server: HTTPOptions.Anonymous with Stateful: a session opened without a token cannot be bound to its opener, so any caller could use it; serve anonymous callers statelessly")
+		return nil, nil, nil, errors.New("server: HTTPOptions.Anonymous with Stateful: a session opened without a token cannot be bound to its opener, so any caller could use it; serve anonymous callers statelessly")
 	}
 	sessionTimeout := opts.SessionTimeout
 	switch {
@@ -278,9 +286,14 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessionclos
 	})
 	var mcpHandler http.Handler
 	var open *sessionclose.Handler
+	unsubscribe = func() {}
 	maxBody := cmp.Or(opts.MaxRequestBodyBytes, mcp.DefaultMaxRequestBodyBytes)
 	if !opts.Stateful {
-		mcpHandler = bindCalls(streamable, maxBody)
+		var rel *relay
+		if opts.Cancellations != nil {
+			rel = newRelay(opts.Cancellations, opts.logger())
+		}
+		mcpHandler, unsubscribe = bindCalls(streamable, maxBody, rel)
 	} else {
 		open = sessionclose.New(s, quietcancel.HTTP(streamable, opts.MaxRequestBodyBytes), sessionclose.Limits{
 			Total:     cmp.Or(opts.MaxSessions, defaultMaxSessions),
@@ -292,7 +305,7 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessionclos
 	}
 	bearer := opts.requireBearer(mcpHandler)
 	if opts.Anonymous == nil {
-		return bearer, open, nil
+		return bearer, open, unsubscribe, nil
 	}
 	anon := *opts.Anonymous
 	anon.Roles = append([]string(nil), anon.Roles...)
@@ -302,7 +315,7 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, *sessionclos
 			return
 		}
 		mcpHandler.ServeHTTP(w, r.WithContext(authz.WithCaller(r.Context(), anon)))
-	}), open, nil
+	}), open, unsubscribe, nil
 }
 
 // verifier adapts o.Verifier to the SDK: the caller travels in the
@@ -367,6 +380,9 @@ type HTTPServer struct {
 	draining atomic.Bool
 	sessions *sessionclose.Handler // stateful: what to end at Shutdown; else nil
 	check    *readyCheck           // HTTPOptions.ReadyCheck, or nil
+	// unsubscribe ends the subscription to HTTPOptions.Cancellations, if
+	// any (else it does nothing).
+	unsubscribe func()
 
 	mu     sync.Mutex
 	closed bool // Shutdown was called: Start refuses
@@ -382,11 +398,11 @@ func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, open, err := newHTTPHandler(s, opts)
+	h, open, unsubscribe, err := newHTTPHandler(s, opts)
 	if err != nil {
 		return nil, err
 	}
-	hs := &HTTPServer{opts: opts, drain: newDrain(), requests: inflight.New[*http.Request](), sessions: open}
+	hs := &HTTPServer{opts: opts, drain: newDrain(), requests: inflight.New[*http.Request](), sessions: open, unsubscribe: unsubscribe}
 	if opts.ReadyCheck != nil {
 		hs.check = &readyCheck{check: opts.ReadyCheck, log: opts.logger()}
 	}
@@ -647,5 +663,6 @@ func (h *HTTPServer) Shutdown(ctx context.Context) error {
 		}
 		<-served
 	}
+	h.unsubscribe()
 	return err
 }

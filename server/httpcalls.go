@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,11 +40,27 @@ type requestKey struct{}
 // (the SDK's, of that request) that knows nothing of the call: bindCalls
 // cancels the calls in flight in this process that the same caller (the
 // same verified subject, or for a caller without one the same token: see
-// [sessionUser]) sent with that request id. A caller without a token
+// [callerKey]) sent with that request id. A caller without a token
 // ([HTTPOptions.Anonymous]) cannot cancel this way: anonymous callers
 // could not be told apart.
-func bindCalls(h http.Handler, maxBody int64) http.Handler {
+//
+// With a [Cancellations] (rel not nil), a cancellation that finds no call
+// of its caller in flight here is published to the other replicas, and
+// theirs are delivered here: stop ends the subscription.
+func bindCalls(h http.Handler, maxBody int64, rel *relay) (_ http.Handler, stop func()) {
 	calls := &statelessCalls{m: map[callKey]map[*callEntry]struct{}{}}
+	stop = func() {}
+	if rel != nil {
+		unsubscribe := rel.c.Subscribe(func(caller string, id json.RawMessage) {
+			if k, ok := received(caller, id); ok {
+				calls.cancel(k)
+			}
+		})
+		stop = sync.OnceFunc(func() {
+			unsubscribe()
+			rel.close()
+		})
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithCancelCause(r.Context())
 		defer cancel(errRequestEnded)
@@ -55,7 +73,9 @@ func bindCalls(h http.Handler, maxBody int64) http.Handler {
 			}
 			ids, cancelled := scanMessages(body)
 			for _, id := range cancelled {
-				calls.cancel(callKey{user, id})
+				if !calls.cancel(callKey{user, id}) && rel != nil {
+					rel.publish(user, id)
+				}
 			}
 			if len(ids) > 0 {
 				e := &callEntry{cancel: cancel}
@@ -64,7 +84,7 @@ func bindCalls(h http.Handler, maxBody int64) http.Handler {
 			}
 		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, ctx)))
-	})
+	}), stop
 }
 
 // boundRequest returns the context of the stateless HTTP request a call
@@ -74,8 +94,11 @@ func boundRequest(ctx context.Context) context.Context {
 	return rc
 }
 
-// callerKey is the verified caller of r, as a stateful session would be
-// bound to it (see [sessionUser]), or "" for an anonymous request.
+// callerKey is the verified caller of r, or "" for an anonymous request:
+// the hex SHA-256 of the user a stateful session would be bound to (see
+// [sessionUser]: its subject, or for a caller without one, its token's
+// digest). It is the same on every replica that verifies callers alike,
+// fixed in length, and tells nothing of a token.
 func callerKey(r *http.Request) string {
 	ti := auth.TokenInfoFromContext(r.Context())
 	if ti == nil {
@@ -85,7 +108,8 @@ func callerKey(r *http.Request) string {
 	if !ok || c.Subject == "" && c.Bearer == "" {
 		return ""
 	}
-	return sessionUser(c.Subject, c.Bearer)
+	sum := sha256.Sum256([]byte(sessionUser(c.Subject, c.Bearer)))
+	return hex.EncodeToString(sum[:])
 }
 
 // peekBody reads r's body (at most max bytes) and puts it back for the
@@ -207,10 +231,13 @@ func (c *statelessCalls) remove(user string, ids []string, e *callEntry) {
 	}
 }
 
-func (c *statelessCalls) cancel(k callKey) {
+// cancel cancels the requests in flight under k, and reports whether
+// there were any.
+func (c *statelessCalls) cancel(k callKey) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for e := range c.m[k] {
 		e.cancel(errClientCancelled)
 	}
+	return len(c.m[k]) > 0
 }
