@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolroute/toolroute/internal/syncbuf"
 	"github.com/toolroute/toolroute/server"
 )
 
@@ -212,7 +212,7 @@ func TestCancellationsAcrossReplicas(t *testing.T) {
 func TestCancellationsDown(t *testing.T) {
 	b := newBus()
 	b.fail = errors.New("bus down")
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	d := newDeps("a")
 	hs := startHTTP(t, newTestServer(t, server.Options{}, d), server.HTTPOptions{
 		Cancellations: b.member(),
@@ -255,22 +255,4 @@ func TestCancellationsDown(t *testing.T) {
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("3 cancellations took %v while Publish hangs: a request waited for it", took)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

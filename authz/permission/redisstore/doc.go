@@ -2,8 +2,10 @@
 // must share (github.com/redis/go-redis/v9): the replay guard of
 // permission answers ([NonceStore], a permission.NonceStore), the rules
 // made from "always" answers ([AnswerStore], a permission.AnswerStore),
-// and a per-caller rate limit ([Limiter], a ratelimit.Limiter, GCRA by
-// github.com/go-redis/redis_rate).
+// a per-caller rate limit ([Limiter], a ratelimit.Limiter, GCRA by
+// github.com/go-redis/redis_rate), and a 2025 client's stateless
+// notifications/cancelled carried to the replica running the call
+// ([Cancellations], a server.Cancellations, on pub/sub).
 //
 //	rdb := redis.NewClient(opts)                   // or redis.ParseURL
 //	stores := &redisstore.Options{Prefix: "catalog:"}
@@ -14,6 +16,8 @@
 //		Principal: ...,
 //	})
 //	limit := ratelimit.Middleware(redisstore.NewLimiter(rdb, ratelimit.PerSecond(10), stores), nil)
+//	cancels := redisstore.NewCancellations(rdb, stores) // Close it at shutdown
+//	httpOpts := server.HTTPOptions{Cancellations: cancels, ...}
 //
 // It is a package of its own so that a service which does not import it
 // links no Redis client.
@@ -35,6 +39,11 @@
 // a part of the system is down; failing closed would turn a Redis
 // outage into a full outage of every tool, while the limiter guards
 // capacity, not access (authorization fails closed on its own).
+//
+// Cancellations degrade to each process's own: a cancellation that
+// lands on another replica than its call's reaches nothing (the call
+// runs to its end), and nothing waits for Redis (the server publishes in
+// the background). The subscription comes back by itself.
 //
 // # Timeouts
 //
