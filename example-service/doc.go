@@ -22,7 +22,7 @@
 //	-proxy-auth URL       ask the RBAC proxy at URL instead of a policy
 //	-anonymous ROLE       HTTP requests without a token act as ROLE (off by default)
 //	-confirm-destructive  delete_item asks the user to confirm each deletion
-//	-redis URL            share the replay guard, remembered answers and the rate limit through Redis
+//	-redis URL            share the replay guard, remembered answers, the rate limit and cancellations through Redis
 //	-state-key-file FILE  the key signing permission questions, the same on every replica (with -redis)
 //	-rate-limit N         at most N tool calls per second per caller (0 = off)
 //	-drain-delay D        on SIGTERM, serve D more with /readyz answering 503 (default 0)

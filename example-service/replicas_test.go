@@ -189,6 +189,33 @@ type fleet struct {
 	rr       *roundRobin
 	lbURL    string
 	seen     func() []string // upstream requests
+	// The upstream holds a GET of item hangID until the request ends,
+	// telling hung when it begins and ended when it ends.
+	hung, ended chan struct{}
+}
+
+// hangID is the item whose upstream GET hangs until cancelled.
+const hangID = "itm-hang"
+
+// hangingUpstream is next, but for a GET of item hangID, which it holds
+// until its request ends (or 30 s pass), telling hung and ended.
+func hangingUpstream(t *testing.T, next *url.URL, hung, ended chan<- struct{}) *httptest.Server {
+	proxy := httputil.NewSingleHostReverseProxy(next)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/api/v1/items/"+hangID {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		hung <- struct{}{}
+		select {
+		case <-r.Context().Done():
+			ended <- struct{}{}
+		case <-time.After(30 * time.Second):
+		}
+		http.Error(w, "held", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 const fleetRateLimit = 20
@@ -197,8 +224,11 @@ func startFleet(t *testing.T) *fleet {
 	t.Helper()
 	f := &fleet{redis: redistest.Start(t)}
 	bin := buildService(t)
-	upstream, _, seen := recordingCatalog(t)
+	recording, _, seen := recordingCatalog(t)
 	f.seen = seen
+	f.hung, f.ended = make(chan struct{}, 1), make(chan struct{}, 1)
+	recordingURL, _ := url.Parse(recording.URL)
+	upstream := hangingUpstream(t, recordingURL, f.hung, f.ended)
 	dir := t.TempDir()
 	key := filepath.Join(dir, "state.key")
 	os.WriteFile(key, []byte("0123456789abcdef0123456789abcdef0123456789abcdef\n"), 0o600)
@@ -206,7 +236,9 @@ func startFleet(t *testing.T) *fleet {
 	os.WriteFile(tokens, []byte(`[
 		{"token": "t-perm", "subject": "perm", "roles": ["admin"]},
 		{"token": "t-rate", "subject": "rate", "roles": ["viewer"]},
-		{"token": "t-kill", "subject": "kill", "roles": ["viewer"]}]`), 0o600)
+		{"token": "t-kill", "subject": "kill", "roles": ["viewer"]},
+		{"token": "t-cancel", "subject": "cancel", "roles": ["viewer"]},
+		{"token": "t-other", "subject": "other", "roles": ["viewer"]}]`), 0o600)
 	env := []string{
 		"TOOLROUTE_REDIS=" + f.redis.URL(),
 		"TOOLROUTE_STATE_KEY_FILE=" + key,
@@ -283,6 +315,55 @@ func TestReplicas(t *testing.T) {
 		}
 	})
 
+	t.Run("a cancellation posted to another replica cancels the call", func(t *testing.T) {
+		answered := make(chan string, 1)
+		go func() {
+			resp, err := post2025(a.url, "t-cancel", `{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"name":"get_item","arguments":{"id":"`+hangID+`"}}}`)
+			if err != nil {
+				answered <- err.Error()
+				return
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			answered <- string(data)
+		}()
+		select {
+		case <-f.hung:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the call on A never reached the upstream")
+		}
+		cancel := func(token, id string) {
+			t.Helper()
+			resp, err := post2025(b.url, token, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":"test"}}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusAccepted {
+				t.Fatalf("notifications/cancelled on B: HTTP %d", resp.StatusCode)
+			}
+		}
+		cancel("t-other", `"call-1"`) // another caller, the same id
+		cancel("t-cancel", `1`)       // the same caller, another id
+		select {
+		case <-f.ended:
+			t.Fatal("another caller's cancellation, or another id's, posted to B ended the call on A")
+		case <-time.After(500 * time.Millisecond):
+		}
+		cancel("t-cancel", `"call-1"`)
+		select {
+		case <-f.ended:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the caller's cancellation posted to B did not end its call on A; A's log:\n%s", a.log)
+		}
+		select {
+		case <-answered:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the cancelled call on A never answered")
+		}
+		waitLogged(t, a, "outcome=cancelled")
+	})
+
 	t.Run("a replica killed mid-run", func(t *testing.T) {
 		cs := servertest.ConnectHTTP(t, f.lbURL, "t-kill", nil)
 		for i := range 18 {
@@ -331,6 +412,31 @@ func TestReplicas(t *testing.T) {
 			t.Errorf("replica A did not log the limiter's fallback and recovery:\n%s", log)
 		}
 	})
+}
+
+// post2025 posts a JSON-RPC message to url as a stateless 2025 client.
+func post2025(url, token, body string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	return http.DefaultClient.Do(req)
+}
+
+// waitLogged waits until r's log holds s.
+func waitLogged(t *testing.T, r *replica, s string) {
+	t.Helper()
+	for range 100 {
+		if strings.Contains(r.log.String(), s) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("the replica's log never said %q:\n%s", s, r.log)
 }
 
 // callParams is call with whole params.

@@ -75,7 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.tokensFile, "tokens", "", "bearer tokens `file` (JSON) replacing the demo tokens")
 	fs.StringVar(&cfg.anonymous, "anonymous", "", "HTTP requests without a token act as `ROLE` (off by default; for local tools that cannot send headers)")
 	fs.BoolVar(&cfg.confirmDestructive, "confirm-destructive", false, "delete_item asks the user to confirm each deletion")
-	fs.StringVar(&cfg.redisURL, "redis", "", "share the permission replay guard, remembered answers and the rate limit with other replicas through the Redis at `URL` (redis://host:6379/0; needs -state-key-file)")
+	fs.StringVar(&cfg.redisURL, "redis", "", "share the permission replay guard, remembered answers, the rate limit and cancellations with other replicas through the Redis at `URL` (redis://host:6379/0; needs -state-key-file)")
 	fs.StringVar(&cfg.stateKeyFile, "state-key-file", "", "the `file` holding the key (at least 32 bytes) that signs permission questions, the same on every replica (with -redis only)")
 	fs.DurationVar(&cfg.drainDelay, "drain-delay", 0, "on SIGTERM, keep serving for this `duration` with /readyz answering 503 before closing the listener, so that load balancers notice first")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "then give in-flight calls this `duration` to finish before cancelling them")

@@ -110,7 +110,7 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 	} else {
 		// /readyz answers 503, naming the RBAC proxy, while it is
 		// unreachable.
-		hopts := server.HTTPOptions{Verifier: acc.verifier, DrainDelay: cfg.drainDelay, ReadyCheck: acc.ready}
+		hopts := server.HTTPOptions{Verifier: acc.verifier, DrainDelay: cfg.drainDelay, ReadyCheck: acc.ready, Cancellations: sh.cancellations()}
 		if acc.oauth != nil {
 			acc.oauth.httpOptions(&hopts)
 		}
@@ -161,7 +161,7 @@ func announce(w io.Writer, cfg config, acc *access, hs *server.HTTPServer, upstr
 		b.WriteString("example-service: delete_item asks for confirmation (-confirm-destructive)\n")
 	}
 	if cfg.redisURL != "" {
-		fmt.Fprintf(&b, "example-service: sharing the replay guard, remembered answers and the rate limit through Redis at %s (state key from %s)\n", redactedURL(cfg.redisURL), cfg.stateKeyFile)
+		fmt.Fprintf(&b, "example-service: sharing the replay guard, remembered answers, the rate limit and cancellations through Redis at %s (state key from %s)\n", redactedURL(cfg.redisURL), cfg.stateKeyFile)
 	}
 	if cfg.rateLimit > 0 {
 		where := "per process"

@@ -64,8 +64,9 @@ func redactedURL(u string) string {
 // shared holds what replicas share through Redis. A nil *shared (no
 // -redis) keeps everything in this process.
 type shared struct {
-	rdb  *redis.Client
-	opts *redisstore.Options
+	rdb     *redis.Client
+	opts    *redisstore.Options
+	cancels *redisstore.Cancellations // once cancellations was called
 }
 
 func newShared(cfg config, logger *slog.Logger) (*shared, error) {
@@ -97,8 +98,22 @@ func (s *shared) service() server.Service {
 
 func (s *shared) close() {
 	if s != nil {
+		if s.cancels != nil {
+			s.cancels.Close()
+		}
 		s.rdb.Close()
 	}
+}
+
+// cancellations carries a 2025 client's cancellation to the replica
+// running its call, through Redis when s is not nil; nil (this process
+// only) without -redis.
+func (s *shared) cancellations() server.Cancellations {
+	if s == nil {
+		return nil
+	}
+	s.cancels = redisstore.NewCancellations(s.rdb, s.opts)
+	return s.cancels
 }
 
 // confirmer is delete_item's permission checker: its key, replay guard

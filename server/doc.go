@@ -76,7 +76,8 @@
 // always increase, and nothing is sent once the call has ended. A client
 // cancels a call with notifications/cancelled (stdio, in-memory, stateful
 // HTTP; over stateless HTTP, in a request of its own, it cancels the same
-// caller's calls of that id in this process) or by ending its stateless
+// caller's calls of that id in this process, and in other replicas
+// through [HTTPOptions.Cancellations]) or by ending its stateless
 // HTTP request: the handler's context
 // is cancelled, the session keeps serving, and on stdio the cancelled
 // call gets no response. Arguments that a client sent as JSON text in a
