@@ -387,37 +387,12 @@ func TestSessionBoundsNegativeRefused(t *testing.T) {
 func TestStatelessCancelOnlyTheCallersCall(t *testing.T) {
 	d := newDeps("a")
 	hs := startHTTP(t, newTestServer(t, server.Options{}, d), server.HTTPOptions{})
-	answer := make(chan map[string]any, 1)
-	go func() {
-		req, _ := http.NewRequest(http.MethodPost, hs.URL(), strings.NewReader(`{"jsonrpc":"2.0","id":"c-5","method":"tools/call","params":{"name":"wait","arguments":{}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+secretToken)
-		req.Header.Set("Mcp-Protocol-Version", v2025)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			answer <- nil
-			return
-		}
-		defer resp.Body.Close()
-		answer <- lastMessage(resp.Body)
-	}()
+	answer := startCall(t, hs.URL(), secretToken, `"c-5"`)
 	<-d.started
-	cancelCall := func(token, id string) {
-		t.Helper()
-		resp := post(t, hs.URL(), "Bearer "+token, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":"stop"}}`)
-		if resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("notifications/cancelled: status %d", resp.StatusCode)
-		}
-	}
-	cancelCall("viewer-token", `"c-5"`) // another caller, same id
-	cancelCall(secretToken, `5`)        // same caller, another id (a number)
-	select {
-	case cause := <-d.causes:
-		t.Fatalf("the call was cancelled (%v) by another caller's or another id's cancellation", cause)
-	case <-time.After(200 * time.Millisecond):
-	}
-	cancelCall(secretToken, `"c-5"`)
+	postCancel(t, hs.URL(), "viewer-token", `"c-5"`) // another caller, same id
+	postCancel(t, hs.URL(), secretToken, `5`)        // same caller, another id (a number)
+	notCancelled(t, d, "another caller's or another id's cancellation")
+	postCancel(t, hs.URL(), secretToken, `"c-5"`)
 	select {
 	case cause := <-d.causes:
 		if !errors.Is(cause, server.ErrClientCancelledForTest) {
