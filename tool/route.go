@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Route is one (URI, method) pair, the unit an RBAC proxy in front of the
@@ -227,8 +229,9 @@ func isIdent(s string) bool {
 // value of the same name. It refuses a route that is not [Route.Validate],
 // a missing or unknown name, and a value that is empty, "." or "..", or
 // holds "/", "\" or a control character, also once percent-decoded (up
-// to three times) and with look-alikes ("．", "／") counted: a
-// caller-controlled value can never add a path segment nor climb one.
+// to three times) and in every Unicode normalization form ("‥" and "︰"
+// are ".." in NFKC, "／" and "℀" hold "/"): a caller-controlled value
+// can never add a path segment nor climb one.
 // Escaping "/" as %2F would not be enough: proxies and frameworks that
 // decode %2F before routing (or take "\" for "/", or read "..;x" as "..")
 // would read a new segment, and "..%2F..%2Fadmin" would climb out of the
@@ -286,36 +289,115 @@ func checkValue(v string) error {
 const maxDecodes = 3
 
 // segmentProblem says why v, a value bound into one path segment, could
-// leave that segment on its way to the upstream, or returns nil. It
-// checks v and what v becomes after each of up to [maxDecodes] rounds of
-// percent-decoding (proxies and frameworks decode, some more than once),
-// so that "%2e%2e", "..%2F..%2Fadmin" and "..%252F..%252Fadmin" are
-// refused like "..", "../../admin". At every stage it refuses:
-//   - "." and "..", also with a ";parameter" ("..;x": Tomcat, Jetty and
-//     Spring read it as "..");
-//   - "/" and "\";
-//   - control characters;
-//   - characters that Unicode normalization (NFKC) or best-fit mappings
-//     turn into "." or "/" or "\" (fullwidth forms, division slash, ...).
+// leave that segment on its way to the upstream, or returns nil.
+//
+// The hops between toolroute and the upstream's router may percent-decode
+// a path (some more than once) and normalize it to Unicode NFC, NFD,
+// NFKC or NFKD, in any order. segmentProblem looks at every text v can
+// become that way, with up to [maxDecodes] percent-decodings ("%2e%2e",
+// "..%2F..%2Fadmin", "..%252F..%252Fadmin", "％２Ｆ" via NFKC), and
+// refuses v if any of them:
+//   - is "." or "..", also with a ";parameter" ("..;x": Tomcat, Jetty
+//     and Spring read it as ".."): "‥" and "︰" become ".." under NFKC;
+//   - holds "/" or "\": "／", "℀" ("a/c") and "﹨" do under NFKC;
+//   - holds a control character;
+//   - holds a character that Windows' best-fit conversion to a code page
+//     turns into "/" (see [bestFitSlash]: these come from no Unicode
+//     normalization form);
+//   - still changes when decoded once more.
+//
+// The normalization rule is derived from Unicode's data (through
+// golang.org/x/text/unicode/norm), not from a list of look-alikes.
+// An ASCII text is its own normal form in all four, so the common case
+// costs one scan per decoding; a non-ASCII one that needs no
+// decomposition one more look-up per character.
 func segmentProblem(v string) error {
-	stage := v
-	for range maxDecodes + 1 {
-		if err := stageProblem(v, stage); err != nil {
-			return err
-		}
-		next, err := url.PathUnescape(stage)
-		if err != nil || next == stage {
-			return nil
-		}
-		stage = next
-	}
-	return fmt.Errorf("value %q is encoded more than %d times", v, maxDecodes)
+	return stagesProblem(v, v, 0, "")
 }
 
-func stageProblem(v, stage string) error {
-	how := ""
-	if stage != v {
-		how = fmt.Sprintf(" once decoded (%q)", stage)
+// normForms are the Unicode normalization forms an upstream hop may
+// apply; compatibility forms first, as they change the most.
+var normForms = [...]struct {
+	name string
+	form norm.Form
+}{{"NFKC", norm.NFKC}, {"NFKD", norm.NFKD}, {"NFC", norm.NFC}, {"NFD", norm.NFD}}
+
+// stagesProblem checks stage, which v became after decodes
+// percent-decodings and the steps named in how, and every text stage
+// becomes in turn. Normalizing a normalized text again gives one of the
+// four forms of the original (NFD of NFKC is NFKD, and so on), so each
+// stage is normalized once, and each form is decoded further.
+func stagesProblem(v, stage string, decodes int, how string) error {
+	if err := stageProblem(v, stage, how); err != nil {
+		return err
+	}
+	// A text NFKD leaves as it is has nothing to decompose; NFC and NFKC
+	// can then only compose a letter and its marks into one non-ASCII
+	// character, which never makes a ".", "/", "\", "%" or control
+	// character appear.
+	if !isASCII(stage) && !norm.NFKD.IsNormalString(stage) {
+		for _, f := range normForms {
+			if f.form.IsNormalString(stage) {
+				continue
+			}
+			n := f.form.String(stage)
+			if err := stageProblem(v, n, join(how, f.name+"-normalized")); err != nil {
+				return err
+			}
+			if strings.IndexByte(n, '%') >= 0 {
+				if err := decodeProblem(v, n, decodes, join(how, f.name+"-normalized")); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if strings.IndexByte(stage, '%') < 0 {
+		return nil
+	}
+	return decodeProblem(v, stage, decodes, how)
+}
+
+// decodeProblem checks what stage becomes once percent-decoded.
+func decodeProblem(v, stage string, decodes int, how string) error {
+	next, err := url.PathUnescape(stage)
+	if err != nil || next == stage {
+		return nil
+	}
+	if decodes == maxDecodes {
+		return fmt.Errorf("value %q is encoded more than %d times", v, maxDecodes)
+	}
+	switch {
+	case strings.HasSuffix(how, "decoded"):
+		how += " twice"
+	case strings.HasSuffix(how, "decoded twice"):
+		how = strings.TrimSuffix(how, "twice") + "3 times"
+	default:
+		how = join(how, "decoded")
+	}
+	return stagesProblem(v, next, decodes+1, how)
+}
+
+// join appends a step to a description of how a value was transformed.
+func join(how, step string) string {
+	if how == "" {
+		return step
+	}
+	return how + " and " + step
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// stageProblem checks one text v became (how says how; "" for v itself).
+func stageProblem(v, stage, how string) error {
+	if how != "" {
+		how = fmt.Sprintf(" once %s (%q)", how, stage)
 	}
 	head, _, _ := strings.Cut(stage, ";")
 	if head == "." || head == ".." {
@@ -327,42 +409,27 @@ func stageProblem(v, stage string) error {
 			return fmt.Errorf("value %q holds a control character%s", v, how)
 		case c == '/' || c == '\\':
 			return fmt.Errorf("value %q holds %q%s, which an upstream may read as a path separator", v, c, how)
-		case lookalike(c):
-			return fmt.Errorf("value %q holds %q%s, which an upstream may normalize to %q", v, c, how, lookalikes[c])
+		case c >= 0x2000 && strings.ContainsRune(bestFitSlash, c):
+			return fmt.Errorf("value %q holds %q%s, which Windows' best-fit conversion turns into \"/\"", v, c, how)
 		}
 	}
 	return nil
 }
 
-// lookalikes maps the characters that normalize to a path's "." or
-// separators to what they become.
-var lookalikes = map[rune]rune{
-	'\uFF0E': '.',  // FULLWIDTH FULL STOP (NFKC)
-	'\uFE52': '.',  // SMALL FULL STOP (NFKC)
-	'\u2024': '.',  // ONE DOT LEADER (NFKC)
-	'\u2025': '.',  // TWO DOT LEADER (NFKC: "..")
-	'\uFF0F': '/',  // FULLWIDTH SOLIDUS (NFKC)
-	'\u2215': '/',  // DIVISION SLASH (best-fit)
-	'\u2044': '/',  // FRACTION SLASH (best-fit)
-	'\u29F8': '/',  // BIG SOLIDUS (best-fit)
-	'\uFF3C': '\\', // FULLWIDTH REVERSE SOLIDUS (NFKC)
-	'\uFE68': '\\', // SMALL REVERSE SOLIDUS (NFKC)
-}
-
-func lookalike(c rune) bool {
-	if c < 0x2000 {
-		return false
-	}
-	_, ok := lookalikes[c]
-	return ok
-}
+// bestFitSlash holds the characters that Windows' best-fit mapping to
+// code pages turns into "/" although no Unicode normalization form does:
+// DIVISION SLASH, FRACTION SLASH (also what NFKC makes of "¼") and BIG
+// SOLIDUS. (Every other look-alike of ".", "/" or "\" is found through
+// Unicode normalization.)
+const bestFitSlash = "\u2215\u2044\u29F8"
 
 // Match reports whether a concrete request (method, escaped path as in
 // [url.URL.EscapedPath], service prefix included) falls under the route
 // template r. Literal segments must be equal; a placeholder matches exactly
 // one non-empty segment whose decoded value [Route.Bind] would accept (no
-// dot segment, separator, control character or look-alike, at any depth
-// of encoding: "%2F", "%252F", "..;" and "%EF%BC%8E" match nothing), so
+// dot segment, separator or control character, at any depth of encoding
+// and in any Unicode normalization form: "%2F", "%252F", "..;",
+// "%EF%BC%8E" and "%EF%B8%B0" match nothing), so
 // a handler that builds a path by hand is held to Bind's rule. An invalid
 // template matches nothing.
 func (r Route) Match(method, escapedPath string) bool {
