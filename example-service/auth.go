@@ -20,6 +20,7 @@ import (
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/telemetry"
+	"github.com/toolroute/toolroute/tool"
 )
 
 // The embedded defaults: a role policy in the RBAC proxy's shape and the
@@ -170,10 +171,18 @@ func parseTokens(data []byte, roles []string) ([]tokenEntry, error) {
 // is a keyed digest of the token (128 bits of HMAC-SHA256 under key, see
 // subjectKey: it tells callers apart in the logs, binds their sessions,
 // and cannot be used to test guesses of a token offline), whatever the
-// proxy then allows it. a is cached, so this costs one proxy decision per
-// token and cache period; an outage fails the request (HTTP 503), never
-// lets it in.
+// proxy then allows it.
+//
+// A token is known only on an answer that says so in the documented
+// shape: the batch endpoint's JSON decision for the asked route (allowed
+// or not), or its 403 (every route denied). Any other answer, such as an
+// HTTP 200 whose body is not that JSON, is an outage: the request fails
+// (HTTP 503), never gets in. The single-decision endpoint is not asked,
+// as its answer is a bare status that a misbehaving proxy gives to any
+// token. a is cached, so this costs one proxy round trip per token and
+// cache period.
 func proxyToken(a authz.Authorizer, key []byte) server.TokenVerifier {
+	probe := []tool.Route{catalog.ListRoute}
 	return func(ctx context.Context, token string, _ *http.Request) (authz.Caller, error) {
 		if token == "" {
 			return authz.Caller{}, fmt.Errorf("empty bearer token: %w", server.ErrInvalidToken)
@@ -181,15 +190,14 @@ func proxyToken(a authz.Authorizer, key []byte) server.TokenVerifier {
 		mac := hmac.New(sha256.New, key)
 		mac.Write([]byte(token))
 		c := authz.Caller{Subject: "token-" + hex.EncodeToString(mac.Sum(nil)[:16]), Bearer: token}
-		var (
-			denied *authz.DeniedError
-			unauth *authz.UnauthenticatedError
-		)
-		switch err := a.Allow(ctx, c, catalog.ListRoute); {
-		case err == nil, errors.As(err, &denied):
+		var unauth *authz.UnauthenticatedError
+		switch decided, err := a.AllowMany(ctx, c, probe); {
+		case err == nil && len(decided) == len(probe):
 			return c, nil
 		case errors.As(err, &unauth):
 			return authz.Caller{}, fmt.Errorf("the RBAC proxy does not know the token: %w", server.ErrInvalidToken)
+		case err == nil:
+			return authz.Caller{}, fmt.Errorf("checking the token with the RBAC proxy: %w", &authz.OutageError{Err: fmt.Errorf("%d decisions for %d routes", len(decided), len(probe))})
 		default:
 			// An outage's text says only that: the log needs its cause.
 			var outage *authz.OutageError
