@@ -43,7 +43,7 @@ type tokenEntry struct {
 type access struct {
 	authorizer authz.Authorizer
 	verifier   server.TokenVerifier
-	roles      []string     // the policy's roles; nil with a proxy
+	roles      []string     // the policy's roles, never empty; nil with a proxy
 	tokens     []tokenEntry // the static tokens, if any
 	demo       bool         // tokens are the embedded demo tokens
 	// ready tells whether the authorizer can decide (the RBAC proxy is
@@ -72,9 +72,14 @@ func loadAccess(cfg config) (*access, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, rp := range rps {
-			a.roles = append(a.roles, rp.Role)
+		if err := grantsSomething(rps); err != nil {
+			name := cfg.policyFile
+			if name == "" {
+				name = "embedded policy.json"
+			}
+			return nil, fmt.Errorf("-policy %s: %w", name, err)
 		}
+		a.roles = p.Roles()
 		a.authorizer = cfg.telemetry.authorizer(p, telemetry.SourcePolicy)
 	}
 
@@ -124,6 +129,33 @@ func loadAccess(cfg config) (*access, error) {
 		}
 	}
 	return a, nil
+}
+
+// grantsSomething refuses a parsed policy that defines no role or whose
+// access policies allow nothing: every mapped tool would be hidden from
+// every caller, and every role named elsewhere (tokens, -anonymous,
+// -caller) would be one the policy does not define or that grants
+// nothing, a mistake that would otherwise show only at the first call.
+func grantsSomething(rps []authz.RolePolicy) error {
+	if len(rps) == 0 {
+		return errors.New("the policy defines no role: every tool but the local ones would be hidden from every caller; give at least one role policy ({\"role\", \"accessPolicies\"})")
+	}
+	for _, rp := range rps {
+		for _, ap := range rp.AccessPolicies {
+			if ap.Effect == authz.EffectAllow {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("the policy allows nothing (no access policy of its roles %s has effect %q): every tool but the local ones would be hidden from every caller", quoteAll(rps), authz.EffectAllow)
+}
+
+func quoteAll(rps []authz.RolePolicy) string {
+	q := make([]string, len(rps))
+	for i, rp := range rps {
+		q[i] = fmt.Sprintf("%q", rp.Role)
+	}
+	return strings.Join(q, ", ")
 }
 
 // parseTokens parses a tokens file: a JSON array of {"token", "subject",

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestProxyAuthGarbage: an RBAC proxy that answers HTTP 200 with a
@@ -42,5 +47,55 @@ func TestProxyAuthGarbage(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "bogus-token-123") {
 		t.Errorf("the bearer reached the log:\n%s", stderr)
+	}
+}
+
+// TestPolicyMustDefineTheRoles: a policy that defines no role, or grants
+// nothing, does not start, whatever roles the tokens and -anonymous name;
+// and a role the policy does not define is refused.
+func TestPolicyMustDefineTheRoles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	empty := write("empty.json", "")
+	blank := write("blank.json", " \n")
+	none := write("none.json", "[]")
+	nothing := write("nothing.json", `[{"role": "superuser", "accessPolicies": [{"path": "^/", "methods": ["GET"], "effect": "deny"}]}, {"role": "x", "accessPolicies": []}]`)
+	viewer := write("viewer.json", `[{"role": "viewer", "accessPolicies": [{"path": "^/catalog/", "methods": ["GET"], "effect": "allow"}]}]`)
+	tokens := write("tokens.json", `[{"token": "tok-9", "subject": "root@x", "roles": ["superuser"]}]`)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-policy", empty}, "-policy " + empty + ": the file is empty: want a JSON array of role policies"},
+		{[]string{"-policy", blank}, "-policy " + blank + ": the file is empty"},
+		{[]string{"-policy", none, "-anonymous", "superuser"}, "-policy " + none + ": the policy defines no role"},
+		{[]string{"-policy", none, "-tokens", tokens}, "-policy " + none + ": the policy defines no role"},
+		{[]string{"-policy", nothing, "-tokens", tokens}, `the policy allows nothing (no access policy of its roles "superuser", "x" has effect "allow")`},
+		{[]string{"-policy", viewer, "-tokens", tokens}, `entry 0 (subject "root@x"): the policy has no role "superuser"`},
+		{[]string{"-policy", viewer, "-tokens", tokens, "-anonymous", "superuser"}, `the policy has no role "superuser"`},
+	}
+	for _, tt := range tests {
+		var stderr bytes.Buffer
+		// A service that wrongly starts serves until the bound, then
+		// stops without an error.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := run(ctx, append([]string{"-addr", "127.0.0.1:0"}, tt.args...), strings.NewReader(""), io.Discard, &stderr)
+		cancel()
+		if err == nil {
+			t.Errorf("run %q: started", tt.args)
+			continue
+		}
+		if got := err.Error(); !strings.Contains(got, tt.want) {
+			t.Errorf("run %q: %q does not contain %q", tt.args, got, tt.want)
+		}
+		if strings.Contains(err.Error()+stderr.String(), "tok-9") {
+			t.Errorf("run %q: the token appears in the error: %v", tt.args, err)
+		}
 	}
 }
