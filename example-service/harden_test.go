@@ -4,14 +4,21 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/example-service/catalog"
+	"github.com/toolroute/toolroute/server/servertest"
 )
 
 // TestProxyAuthGarbage: an RBAC proxy that answers HTTP 200 with a
@@ -97,5 +104,51 @@ func TestPolicyMustDefineTheRoles(t *testing.T) {
 		if strings.Contains(err.Error()+stderr.String(), "tok-9") {
 			t.Errorf("run %q: the token appears in the error: %v", tt.args, err)
 		}
+	}
+}
+
+// TestUpstreamConnectionReuse: 500 calls at 50 concurrent reach the
+// catalog over about 50 connections, reused, not one per request (the
+// default pool keeps 2 idle connections a host).
+func TestUpstreamConnectionReuse(t *testing.T) {
+	store := catalog.NewStore(catalog.DemoItems()...)
+	var accepted atomic.Int64
+	upstream := httptest.NewUnstartedServer(catalog.NewHandler(store))
+	upstream.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			accepted.Add(1)
+		}
+	}
+	upstream.Start()
+	t.Cleanup(upstream.Close)
+	url, _ := start(t, "-upstream", upstream.URL)
+	cs := servertest.ConnectHTTP(t, url, "demo-viewer", nil)
+
+	const workers, calls = 50, 500
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range calls / workers {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": "itm-1"}})
+				cancel()
+				if err != nil || res.IsError {
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		t.Fatalf("%d of %d calls failed", n, calls)
+	}
+	// Each worker holds at most one upstream request at a time; a few
+	// more connections may open while others are being returned to the
+	// pool.
+	if n := accepted.Load(); n > workers+workers/5 {
+		t.Errorf("%d calls at %d concurrent opened %d upstream connections, want at most about %d", calls, workers, n, workers)
+	} else {
+		t.Logf("%d calls at %d concurrent opened %d upstream connections", calls, workers, n)
 	}
 }

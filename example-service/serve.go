@@ -288,7 +288,7 @@ func catalogService(u catalogURL) (server.Service, error) {
 // and forwards the caller's bearer, or in OAuth mode a token exchanged
 // for it, or none).
 func newDeps(cfg config, u catalogURL, acc *access, sh *shared, logger *slog.Logger) *tools.Deps {
-	var base http.RoundTripper = http.DefaultTransport.(*http.Transport).Clone()
+	var base http.RoundTripper = catalog.NewTransport()
 	if acc.oauth != nil {
 		base = acc.oauth.upstream(base)
 	}
