@@ -34,10 +34,31 @@ type Route struct {
 //	func catalog(method, path string) tool.Route { return tool.ServiceRoute("catalog", method, path) }
 //
 // path is the service's own path: it starts with "/" and does not repeat
-// the service key. ServiceRoute does not validate; the registry does, at
-// registration.
+// the service key ("/catalog/api/..." would make "/catalog/catalog/api/...",
+// which the registry refuses). ServiceRoute does not validate; the
+// registry does, at registration. [Route.ServicePath] gives path back.
 func ServiceRoute(serviceKey, method, path string) Route {
 	return Route{URI: "/" + serviceKey + path, Method: method}
+}
+
+// ServicePath returns the path of r on its service itself: its URI
+// without the first segment, the service key. For a bound route it is
+// the escaped path of the upstream request, to resolve against the
+// service's origin:
+//
+//	b, err := tool.ServiceRoute("catalog", "GET", "/api/v1/items/{id}").Bind(map[string]string{"id": "a b"})
+//	// b.ServicePath() == "/api/v1/items/a%20b": GET http://catalog:8080/api/v1/items/a%20b
+//
+// It inverts [ServiceRoute]: ServiceRoute(key, m, path).ServicePath() is
+// path for every path that starts with "/". A route of the service's root
+// ("/catalog") gives "/". ServicePath does not validate r; [Route.Validate]
+// and the registry do.
+func (r Route) ServicePath() string {
+	rest := strings.TrimPrefix(r.URI, "/")
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		return rest[i:]
+	}
+	return "/"
 }
 
 // String returns "METHOD URI".

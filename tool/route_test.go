@@ -25,6 +25,46 @@ func TestServiceRoute(t *testing.T) {
 	}
 }
 
+func TestServicePath(t *testing.T) {
+	for _, tt := range []struct {
+		route tool.Route
+		want  string
+	}{
+		{tool.ServiceRoute("catalog", "GET", "/api/v1/items/{id}"), "/api/v1/items/{id}"},
+		{tool.ServiceRoute("catalog", "GET", "/items"), "/items"},
+		{tool.ServiceRoute("catalog", "GET", ""), "/"},
+		{tool.Route{URI: "/catalog/a%2Fb/c%20d", Method: "GET"}, "/a%2Fb/c%20d"},
+	} {
+		if got := tt.route.ServicePath(); got != tt.want {
+			t.Errorf("%v.ServicePath() = %q, want %q", tt.route, got, tt.want)
+		}
+	}
+
+	// A bound route's ServicePath is the escaped path of the upstream
+	// request; the service key and that path are what authz's transport
+	// checks against the template.
+	tmpl := tool.ServiceRoute("catalog", "GET", "/api/v1/items/{id}")
+	for _, id := range []string{"42", "a b", "café", "100%", "a?b#c", "v1.2"} {
+		b, err := tmpl.Bind(map[string]string{"id": id})
+		if err != nil {
+			t.Fatalf("Bind(%q): %v", id, err)
+		}
+		u, err := url.Parse("http://127.0.0.1:8080" + b.ServicePath())
+		if err != nil {
+			t.Fatalf("%q: %v", b.ServicePath(), err)
+		}
+		if u.EscapedPath() != b.ServicePath() || u.RawQuery != "" || u.Fragment != "" {
+			t.Errorf("id %q: the request URL %v has escaped path %q, query %q, fragment %q; want path %q alone", id, u, u.EscapedPath(), u.RawQuery, u.Fragment, b.ServicePath())
+		}
+		if got := strings.TrimPrefix(u.Path, "/api/v1/items/"); got != id {
+			t.Errorf("id %q: the upstream reads %q", id, got)
+		}
+		if !tmpl.Match("GET", "/catalog"+u.EscapedPath()) {
+			t.Errorf("id %q: %v does not match the request path %q", id, tmpl, u.EscapedPath())
+		}
+	}
+}
+
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -152,7 +152,7 @@ func (c *Client) do(ctx context.Context, r tool.Route, values map[string]string,
 	u.Path, u.RawPath = "", ""
 	// The bound URI is an escaped path; parsing it keeps its escapes
 	// (%20, %25, ...) as they are.
-	p, err := url.Parse(upstreamPath(bound))
+	p, err := url.Parse(bound.ServicePath())
 	if err != nil {
 		return fmt.Errorf("catalog: %s: %w", r, err)
 	}
