@@ -152,3 +152,25 @@ func TestUpstreamConnectionReuse(t *testing.T) {
 		t.Logf("%d calls at %d concurrent opened %d upstream connections", calls, workers, n)
 	}
 }
+
+// TestAddressInUse: a taken -addr fails the start with one clear message
+// (main prints the error; nothing else repeats it).
+func TestAddressInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	var stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = run(ctx, []string{"-addr", addr}, strings.NewReader(""), io.Discard, &stderr)
+	want := "-addr " + addr + ": the address is already in use (another process listens there): stop it or choose another address with -addr"
+	if err == nil || err.Error() != want {
+		t.Fatalf("run: %v, want %q", err, want)
+	}
+	if n := strings.Count(stderr.String(), "in use"); n != 0 {
+		t.Errorf("standard error repeats the failure %d times:\n%s", n, &stderr)
+	}
+}
