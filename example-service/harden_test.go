@@ -174,3 +174,22 @@ func TestAddressInUse(t *testing.T) {
 		t.Errorf("standard error repeats the failure %d times:\n%s", n, &stderr)
 	}
 }
+
+// TestLookAlikeIDs: an id that Unicode normalization (NFKC) turns into
+// ".." or a value holding "/" never reaches the catalog.
+func TestLookAlikeIDs(t *testing.T) {
+	upstream, _, seen := recordingCatalog(t)
+	url, _ := start(t, "-upstream", upstream.URL)
+	cs := servertest.ConnectHTTP(t, url, "demo-admin", nil)
+	for _, id := range []string{"\uFE30", "\u2025", "\u2100", "\u2101", "\u2105", "\u2106", "a\uFF0Fb", "..\uFF05\uFF12\uFF26x", "%EF%B8%B0"} {
+		for _, name := range []string{"get_item", "delete_item"} {
+			out, errText, err := call(t, cs, name, map[string]any{"id": id})
+			if err != nil || !strings.HasPrefix(errText, "invalid item id") {
+				t.Errorf("%s %q: %v, error %v, text %q; want an invalid id", name, id, out, err, errText)
+			}
+		}
+	}
+	if got := seen(); len(got) != 0 {
+		t.Errorf("the catalog received %q", got)
+	}
+}
