@@ -26,8 +26,9 @@
 // some twice) or in any Unicode normalization form (NFKC turns "‥" into
 // "..", "℀" into "a/c"; the rule comes from Unicode's data, through
 // golang.org/x/text/unicode/norm, not from a list of look-alikes).
-// [Route.Match] tells whether a concrete request falls under a route, by
-// the same rule. Pass identifiers that may hold a slash as query
+// [Route.ServicePath] is a bound route's upstream request path (its URI
+// without the service key). [Route.Match] tells whether a concrete
+// request falls under a route, by the same rule. Pass identifiers that may hold a slash as query
 // parameters instead.
 //
 // # Schemas
