@@ -333,7 +333,7 @@ const maxDecodes = 3
 // costs one scan per decoding; a non-ASCII one that needs no
 // decomposition one more look-up per character.
 func segmentProblem(v string) error {
-	return stagesProblem(v, v, 0, "")
+	return stagesProblem(v, v, 0, trail{})
 }
 
 // normForms are the Unicode normalization forms an upstream hop may
@@ -344,29 +344,25 @@ var normForms = [...]struct {
 }{{"NFKC", norm.NFKC}, {"NFKD", norm.NFKD}, {"NFC", norm.NFC}, {"NFD", norm.NFD}}
 
 // stagesProblem checks stage, which v became after decodes
-// percent-decodings and the steps named in how, and every text stage
-// becomes in turn. Normalizing a normalized text again gives one of the
-// four forms of the original (NFD of NFKC is NFKD, and so on), so each
-// stage is normalized once, and each form is decoded further.
-func stagesProblem(v, stage string, decodes int, how string) error {
+// percent-decodings and the steps of how, and every text stage becomes
+// in turn. Normalizing a normalized text again gives one of the four
+// forms of the original (NFD of NFKC is NFKD, and so on), so each stage
+// is normalized once, and each form is decoded further.
+func stagesProblem(v, stage string, decodes int, how trail) error {
 	if err := stageProblem(v, stage, how); err != nil {
 		return err
 	}
-	// A text NFKD leaves as it is has nothing to decompose; NFC and NFKC
-	// can then only compose a letter and its marks into one non-ASCII
-	// character, which never makes a ".", "/", "\", "%" or control
-	// character appear.
-	if !isASCII(stage) && !norm.NFKD.IsNormalString(stage) {
-		for _, f := range normForms {
+	if !isASCII(stage) && normalizationMatters(stage) {
+		for i, f := range normForms {
 			if f.form.IsNormalString(stage) {
 				continue
 			}
 			n := f.form.String(stage)
-			if err := stageProblem(v, n, join(how, f.name+"-normalized")); err != nil {
+			if err := stageProblem(v, n, how.then(uint8(i+1))); err != nil {
 				return err
 			}
 			if strings.IndexByte(n, '%') >= 0 {
-				if err := decodeProblem(v, n, decodes, join(how, f.name+"-normalized")); err != nil {
+				if err := decodeProblem(v, n, decodes, how.then(uint8(i+1))); err != nil {
 					return err
 				}
 			}
@@ -379,7 +375,7 @@ func stagesProblem(v, stage string, decodes int, how string) error {
 }
 
 // decodeProblem checks what stage becomes once percent-decoded.
-func decodeProblem(v, stage string, decodes int, how string) error {
+func decodeProblem(v, stage string, decodes int, how trail) error {
 	next, err := url.PathUnescape(stage)
 	if err != nil || next == stage {
 		return nil
@@ -387,23 +383,82 @@ func decodeProblem(v, stage string, decodes int, how string) error {
 	if decodes == maxDecodes {
 		return fmt.Errorf("value %q is encoded more than %d times", v, maxDecodes)
 	}
-	switch {
-	case strings.HasSuffix(how, "decoded"):
-		how += " twice"
-	case strings.HasSuffix(how, "decoded twice"):
-		how = strings.TrimSuffix(how, "twice") + "3 times"
-	default:
-		how = join(how, "decoded")
-	}
-	return stagesProblem(v, next, decodes+1, how)
+	return stagesProblem(v, next, decodes+1, how.then(decoded))
 }
 
-// join appends a step to a description of how a value was transformed.
-func join(how, step string) string {
-	if how == "" {
-		return step
+// trail records how a value became the text being checked: its steps, in
+// order, each [decoded] or 1 + an index of [normForms]. It is described
+// only for an error, so checking allocates nothing for it.
+type trail struct {
+	steps [2*maxDecodes + 2]uint8
+	n     int
+}
+
+// decoded is the step of a percent-decoding.
+const decoded = 0
+
+func (t trail) then(step uint8) trail {
+	t.steps[t.n] = step
+	t.n++
+	return t
+}
+
+// describe says how the value became stage: ` once NFKC-normalized and
+// decoded twice ("../admin")`, or "" for the value itself.
+func (t trail) describe(stage string) string {
+	if t.n == 0 {
+		return ""
 	}
-	return how + " and " + step
+	var b strings.Builder
+	b.WriteString(" once ")
+	for i := 0; i < t.n; {
+		if i > 0 {
+			b.WriteString(" and ")
+		}
+		if t.steps[i] != decoded {
+			b.WriteString(normForms[t.steps[i]-1].name + "-normalized")
+			i++
+			continue
+		}
+		run := 0
+		for ; i < t.n && t.steps[i] == decoded; i++ {
+			run++
+		}
+		b.WriteString([...]string{"", "decoded", "decoded twice", "decoded 3 times"}[run])
+	}
+	fmt.Fprintf(&b, " (%q)", stage)
+	return b.String()
+}
+
+// normalizationMatters reports whether a normalization form of s may
+// hold what s does not: ".", "/", "\", ";", "%", a control character or
+// a best-fit slash. Only a decomposition brings a character in
+// (composition merges a letter and its marks into one non-ASCII
+// character), so it looks up the compatibility decomposition of each
+// character of s, which allocates nothing. Once s holds a "%", any
+// decomposed letter or digit may complete an escape: then it does.
+// The common non-ASCII text ("café": "e" and a mark) costs a look-up
+// per character.
+func normalizationMatters(s string) bool {
+	if strings.IndexByte(s, '%') >= 0 {
+		return true
+	}
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		p := norm.NFKD.PropertiesString(s[i:])
+		for d := p.Decomposition(); len(d) > 0; {
+			c, n := utf8.DecodeRune(d)
+			if c < ' ' || c == 0x7f || (c >= 0x80 && c <= 0x9f) || strings.ContainsRune(`./\;%`+bestFitSlash, c) {
+				return true
+			}
+			d = d[n:]
+		}
+		i += max(p.Size(), 1)
+	}
+	return false
 }
 
 func isASCII(s string) bool {
@@ -415,23 +470,20 @@ func isASCII(s string) bool {
 	return true
 }
 
-// stageProblem checks one text v became (how says how; "" for v itself).
-func stageProblem(v, stage, how string) error {
-	if how != "" {
-		how = fmt.Sprintf(" once %s (%q)", how, stage)
-	}
+// stageProblem checks one text v became (how says how).
+func stageProblem(v, stage string, how trail) error {
 	head, _, _ := strings.Cut(stage, ";")
 	if head == "." || head == ".." {
-		return fmt.Errorf("value %q would climb a path segment%s", v, how)
+		return fmt.Errorf("value %q would climb a path segment%s", v, how.describe(stage))
 	}
 	for _, c := range stage {
 		switch {
 		case c < ' ' || c == 0x7f || (c >= 0x80 && c <= 0x9f):
-			return fmt.Errorf("value %q holds a control character%s", v, how)
+			return fmt.Errorf("value %q holds a control character%s", v, how.describe(stage))
 		case c == '/' || c == '\\':
-			return fmt.Errorf("value %q holds %q%s, which an upstream may read as a path separator", v, c, how)
+			return fmt.Errorf("value %q holds %q%s, which an upstream may read as a path separator", v, c, how.describe(stage))
 		case c >= 0x2000 && strings.ContainsRune(bestFitSlash, c):
-			return fmt.Errorf("value %q holds %q%s, which Windows' best-fit conversion turns into \"/\"", v, c, how)
+			return fmt.Errorf("value %q holds %q%s, which Windows' best-fit conversion turns into \"/\"", v, c, how.describe(stage))
 		}
 	}
 	return nil
