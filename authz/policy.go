@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -373,6 +374,13 @@ func anchoredAtStart(re *syntax.Regexp) bool {
 		return len(re.Sub) > 0
 	}
 	return false
+}
+
+// Roles returns the names of the roles p defines, sorted. A caller's
+// role that is not among them allows nothing: a service should refuse to
+// start with such a role in its configuration.
+func (p *Policy) Roles() []string {
+	return slices.Sorted(maps.Keys(p.roles))
 }
 
 // Allow reports whether c may reach r: nil, a *[DeniedError], or an

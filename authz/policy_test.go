@@ -351,3 +351,22 @@ func FuzzRouteMatchAndPolicy(f *testing.F) {
 		}
 	})
 }
+
+func TestPolicyRoles(t *testing.T) {
+	for _, tt := range []struct {
+		policy string
+		want   []string
+	}{
+		{`[]`, nil},
+		{`[{"role": "viewer", "accessPolicies": []}]`, []string{"viewer"}},
+		{`[{"role": "viewer", "accessPolicies": []}, {"role": "admin", "accessPolicies": [{"path": "^/", "methods": ["GET"], "effect": "deny"}]}]`, []string{"admin", "viewer"}},
+	} {
+		p, err := authz.ParsePolicy([]byte(tt.policy))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, p.Roles()); diff != "" {
+			t.Errorf("%s: Roles() (-want +got):\n%s", tt.policy, diff)
+		}
+	}
+}

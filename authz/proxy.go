@@ -48,6 +48,12 @@ const maxProxyResponse = 16 << 20
 // (every route denied); anything else, including a body that does not
 // answer every route, is an outage. Duplicate routes are asked once.
 //
+// A single decision's answer is a bare status, which a misbehaving proxy
+// (or a login page in front of it) may give to any token; the batch
+// answer names each route asked. To learn whether the proxy knows a
+// token at all, ask AllowMany: only its documented answers (the JSON
+// decisions, 401, 403) identify a token, anything else is an outage.
+//
 // A caller without a bearer is unauthenticated without asking. Use a
 // *ProxyAuth; its fields must not change once it is in use. Wrap it in
 // [Cached] to spare the proxy.

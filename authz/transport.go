@@ -22,6 +22,9 @@ import (
 //     [tool.Route.Match] one of the calling tool's declared routes. A
 //     request outside them is a configuration bug (the tool's declaration
 //     does not say what it does): refused and logged at error level;
+//   - its raw query must be a well-formed RFC 3986 query (what
+//     [net/url.Values.Encode] writes): net/http sends it as it is, and a
+//     space or control character would rewrite the request line;
 //   - the [Authorizer] must allow the caller that route: a, or when a is
 //     nil, the server's own (the Authorizer of server.New's Options,
 //     which every call's context carries). A request with neither is
@@ -134,6 +137,9 @@ func (t *transport) check(req *http.Request) (Caller, error) {
 		// "/cat" + "alog/x" would be checked as a route of service "catalog".
 		log.ErrorContext(ctx, "authz: upstream request path does not start with \"/\"; refused", slog.String("tool", call.Tool), slog.String("service", t.key), slog.String("path", escaped))
 		return Caller{}, &DeniedError{Reason: "relative request path"}
+	}
+	if err := t.checkQuery(req, call.Tool); err != nil {
+		return Caller{}, err
 	}
 	method := req.Method
 	if method == "" {

@@ -20,6 +20,7 @@ import (
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/telemetry"
+	"github.com/toolroute/toolroute/tool"
 )
 
 // The embedded defaults: a role policy in the RBAC proxy's shape and the
@@ -42,7 +43,7 @@ type tokenEntry struct {
 type access struct {
 	authorizer authz.Authorizer
 	verifier   server.TokenVerifier
-	roles      []string     // the policy's roles; nil with a proxy
+	roles      []string     // the policy's roles, never empty; nil with a proxy
 	tokens     []tokenEntry // the static tokens, if any
 	demo       bool         // tokens are the embedded demo tokens
 	// ready tells whether the authorizer can decide (the RBAC proxy is
@@ -71,9 +72,14 @@ func loadAccess(cfg config) (*access, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, rp := range rps {
-			a.roles = append(a.roles, rp.Role)
+		if err := grantsSomething(rps); err != nil {
+			name := cfg.policyFile
+			if name == "" {
+				name = "embedded policy.json"
+			}
+			return nil, fmt.Errorf("-policy %s: %w", name, err)
 		}
+		a.roles = p.Roles()
 		a.authorizer = cfg.telemetry.authorizer(p, telemetry.SourcePolicy)
 	}
 
@@ -125,6 +131,33 @@ func loadAccess(cfg config) (*access, error) {
 	return a, nil
 }
 
+// grantsSomething refuses a parsed policy that defines no role or whose
+// access policies allow nothing: every mapped tool would be hidden from
+// every caller, and every role named elsewhere (tokens, -anonymous,
+// -caller) would be one the policy does not define or that grants
+// nothing, a mistake that would otherwise show only at the first call.
+func grantsSomething(rps []authz.RolePolicy) error {
+	if len(rps) == 0 {
+		return errors.New("the policy defines no role: every tool but the local ones would be hidden from every caller; give at least one role policy ({\"role\", \"accessPolicies\"})")
+	}
+	for _, rp := range rps {
+		for _, ap := range rp.AccessPolicies {
+			if ap.Effect == authz.EffectAllow {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("the policy allows nothing (no access policy of its roles %s has effect %q): every tool but the local ones would be hidden from every caller", quoteAll(rps), authz.EffectAllow)
+}
+
+func quoteAll(rps []authz.RolePolicy) string {
+	q := make([]string, len(rps))
+	for i, rp := range rps {
+		q[i] = fmt.Sprintf("%q", rp.Role)
+	}
+	return strings.Join(q, ", ")
+}
+
 // parseTokens parses a tokens file: a JSON array of {"token", "subject",
 // "roles"}. Tokens must be distinct, without white space; subjects
 // non-empty; and, if roles is not nil, every role one of them.
@@ -170,10 +203,18 @@ func parseTokens(data []byte, roles []string) ([]tokenEntry, error) {
 // is a keyed digest of the token (128 bits of HMAC-SHA256 under key, see
 // subjectKey: it tells callers apart in the logs, binds their sessions,
 // and cannot be used to test guesses of a token offline), whatever the
-// proxy then allows it. a is cached, so this costs one proxy decision per
-// token and cache period; an outage fails the request (HTTP 503), never
-// lets it in.
+// proxy then allows it.
+//
+// A token is known only on an answer that says so in the documented
+// shape: the batch endpoint's JSON decision for the asked route (allowed
+// or not), or its 403 (every route denied). Any other answer, such as an
+// HTTP 200 whose body is not that JSON, is an outage: the request fails
+// (HTTP 503), never gets in. The single-decision endpoint is not asked,
+// as its answer is a bare status that a misbehaving proxy gives to any
+// token. a is cached, so this costs one proxy round trip per token and
+// cache period.
 func proxyToken(a authz.Authorizer, key []byte) server.TokenVerifier {
+	probe := []tool.Route{catalog.ListRoute}
 	return func(ctx context.Context, token string, _ *http.Request) (authz.Caller, error) {
 		if token == "" {
 			return authz.Caller{}, fmt.Errorf("empty bearer token: %w", server.ErrInvalidToken)
@@ -181,15 +222,14 @@ func proxyToken(a authz.Authorizer, key []byte) server.TokenVerifier {
 		mac := hmac.New(sha256.New, key)
 		mac.Write([]byte(token))
 		c := authz.Caller{Subject: "token-" + hex.EncodeToString(mac.Sum(nil)[:16]), Bearer: token}
-		var (
-			denied *authz.DeniedError
-			unauth *authz.UnauthenticatedError
-		)
-		switch err := a.Allow(ctx, c, catalog.ListRoute); {
-		case err == nil, errors.As(err, &denied):
+		var unauth *authz.UnauthenticatedError
+		switch decided, err := a.AllowMany(ctx, c, probe); {
+		case err == nil && len(decided) == len(probe):
 			return c, nil
 		case errors.As(err, &unauth):
 			return authz.Caller{}, fmt.Errorf("the RBAC proxy does not know the token: %w", server.ErrInvalidToken)
+		case err == nil:
+			return authz.Caller{}, fmt.Errorf("checking the token with the RBAC proxy: %w", &authz.OutageError{Err: fmt.Errorf("%d decisions for %d routes", len(decided), len(probe))})
 		default:
 			// An outage's text says only that: the log needs its cause.
 			var outage *authz.OutageError

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -127,6 +128,9 @@ func loadPolicy(file string) ([]authz.RolePolicy, *authz.Policy, error) {
 			return nil, nil, err
 		}
 		name = file
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil, fmt.Errorf("-policy %s: the file is empty: want a JSON array of role policies [{\"role\", \"accessPolicies\"}]", name)
 	}
 	p, err := authz.ParsePolicy(data)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.uber.org/fx"
@@ -78,9 +79,12 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 	)
 	options := []fx.Option{
 		fx.WithLogger(func() fxevent.Logger {
-			// fx's events only at debug level; its errors stay errors.
+			// fx's events only at debug level, its errors too: each one
+			// comes back from app.Err, Start or Stop, and main prints it
+			// once (fx alone would log a failed start three times).
 			l := &fxevent.SlogLogger{Logger: logger}
 			l.UseLogLevel(slog.LevelDebug)
+			l.UseErrorLevel(slog.LevelDebug)
 			return l
 		}),
 		// Room for the drain and the in-flight calls, and a margin.
@@ -126,7 +130,7 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 	startCtx, cancel := context.WithTimeout(ctx, app.StartTimeout())
 	defer cancel()
 	if err := app.Start(startCtx); err != nil {
-		return err
+		return startError(cfg, err)
 	}
 	announce(stderr, cfg, acc, hs, upstream)
 	obs.announce(stderr)
@@ -138,6 +142,15 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 	stopCtx, cancelStop := context.WithTimeout(context.Background(), app.StopTimeout())
 	defer cancelStop()
 	return app.Stop(stopCtx)
+}
+
+// startError words a start-up failure for the operator: an address in
+// use names the flag to change rather than the listener's layers.
+func startError(cfg config, err error) error {
+	if !cfg.stdio && errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("-addr %s: the address is already in use (another process listens there): stop it or choose another address with -addr", cfg.addr)
+	}
+	return err
 }
 
 // announce tells the operator, on standard error, where the service is
@@ -288,7 +301,7 @@ func catalogService(u catalogURL) (server.Service, error) {
 // and forwards the caller's bearer, or in OAuth mode a token exchanged
 // for it, or none).
 func newDeps(cfg config, u catalogURL, acc *access, sh *shared, logger *slog.Logger) *tools.Deps {
-	var base http.RoundTripper = http.DefaultTransport.(*http.Transport).Clone()
+	var base http.RoundTripper = catalog.NewTransport()
 	if acc.oauth != nil {
 		base = acc.oauth.upstream(base)
 	}

@@ -133,6 +133,7 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	if dec := newArgDecoder(tools); len(dec) > 0 {
 		mw = append(mw, dec.middleware)
 	}
+	mw = append(mw, plainSchemaErrors)
 	mw = append(mw, opts.Middleware...)
 	s.AddReceivingMiddleware(mw...)
 	return s, nil

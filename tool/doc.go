@@ -21,11 +21,15 @@
 // call may send. [Route.Bind] fills a route's "{name}" placeholders with
 // escaped values and refuses any value that could add or climb a path
 // segment on its way to the upstream: "", ".", "..", "..;x", and any
-// value holding "/", "\", a control character or a look-alike ("．",
-// "／"), as it is or once percent-decoded (proxies and frameworks decode
-// %2F before routing, some twice). [Route.Match] tells whether a concrete
-// request falls under a route, by the same rule. Pass identifiers that
-// may hold a slash as query parameters instead.
+// value holding "/", "\" or a control character, as it is, once
+// percent-decoded (proxies and frameworks decode %2F before routing,
+// some twice) or in any Unicode normalization form (NFKC turns "‥" into
+// "..", "℀" into "a/c"; the rule comes from Unicode's data, through
+// golang.org/x/text/unicode/norm, not from a list of look-alikes).
+// [Route.ServicePath] is a bound route's upstream request path (its URI
+// without the service key). [Route.Match] tells whether a concrete
+// request falls under a route, by the same rule. Pass identifiers that may hold a slash as query
+// parameters instead.
 //
 // # Schemas
 //

@@ -56,3 +56,6 @@ func WithCall(ctx context.Context, c *Call) context.Context {
 
 // Heartbeat is the server's liveness report.
 var Heartbeat = call.Heartbeat
+
+// SegmentProblem exposes the value rule to the external tests.
+var SegmentProblem = segmentProblem

@@ -2,36 +2,68 @@ package tool_test
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/toolroute/toolroute/tool"
 )
 
 // safeValue is an independent statement of what Bind accepts: a value
-// that is not empty and that, as it is and after each of up to three
-// percent-decodings (a fourth must change nothing), is not "." or ".."
-// (also before a ";"), and holds no "/", "\\", control character or
-// character that normalizes to "." "/" or "\\".
+// that is not empty and none of whose transforms (see [transforms]: up
+// to three percent-decodings and any Unicode normalizations, in any
+// order; a fourth decoding must change nothing) is "." or ".." (also
+// before a ";"), or holds "/", "\\", a control character or a character
+// that Windows' best-fit mapping turns into "/".
 func safeValue(v string) bool {
-	if v == "" {
-		return false
+	return v != "" && transforms(v, 3, safeText)
+}
+
+// safeText reports whether s is no dot segment (also before a ";") and
+// holds no "/", "\\", control character or best-fit slash.
+func safeText(s string) bool {
+	head, _, _ := strings.Cut(s, ";")
+	return head != "." && head != ".." && !strings.ContainsAny(s, "/\\∕⁄⧸") && !strings.ContainsFunc(s, unicode.IsControl)
+}
+
+// transforms calls ok on every text v can become by percent-decoding it
+// at most decodes times and normalizing it to NFC, NFD, NFKC or NFKD,
+// in any order and as often as that changes something, until ok returns
+// false. It returns false if ok did, or if a text decoded decodes times
+// still changes when decoded again.
+func transforms(v string, decodes int, ok func(string) bool) bool {
+	type text struct {
+		s       string
+		decoded int
 	}
-	for i := 0; ; i++ {
-		head, _, _ := strings.Cut(v, ";")
-		if head == "." || head == ".." || strings.ContainsAny(v, "/\\．﹒․‥／∕⁄⧸＼﹨") || strings.ContainsFunc(v, unicode.IsControl) {
+	forms := [...]norm.Form{norm.NFC, norm.NFD, norm.NFKC, norm.NFKD}
+	seen := []text{{v, 0}}
+	for i := 0; i < len(seen); i++ {
+		t := seen[i]
+		if !ok(t.s) {
 			return false
 		}
-		next, err := url.PathUnescape(v)
-		if err != nil || next == v {
-			return true
+		var buf [len(forms) + 1]text
+		next := buf[:0]
+		for _, f := range forms {
+			next = append(next, text{f.String(t.s), t.decoded})
 		}
-		if i == 3 {
-			return false
+		if d, err := url.PathUnescape(t.s); err == nil && d != t.s {
+			if t.decoded == decodes {
+				return false
+			}
+			next = append(next, text{d, t.decoded + 1})
 		}
-		v = next
+		for _, n := range next {
+			if !slices.Contains(seen, n) {
+				seen = append(seen, n)
+			}
+		}
 	}
+	return true
 }
 
 // FuzzBind checks that a bound route never has more segments than its
@@ -58,6 +90,8 @@ func FuzzBind(f *testing.F) {
 		{"/svc/a%2Fb/{a}", "x", ""},
 		{"/svc/{a}", "\u0085", ""},
 		{"/svc/{a}", `..\..`, ""},
+		{"/svc/{a}", "\uFE30", "\u2100"},
+		{"/svc/{a}", "..％２Ｆx", "%E2%80%A5"},
 	} {
 		f.Add(s[0], s[1], s[2])
 	}
@@ -128,6 +162,9 @@ func FuzzMatch(f *testing.F) {
 		{"/svc/%41", "/svc/A"},
 		{"/svc/{a}", "/svc/%C3%A9"},
 		{"/svc/{a}", "//svc/a"},
+		{"/svc/items/{id}", "/svc/items/%EF%B8%B0"},
+		{"/svc/items/{id}", "/svc/items/%E2%84%80"},
+		{"/svc/items/{id}", "/svc/items/..%EF%BC%85%EF%BC%92F"},
 	} {
 		f.Add(s[0], s[1])
 	}

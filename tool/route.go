@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Route is one (URI, method) pair, the unit an RBAC proxy in front of the
@@ -32,10 +34,31 @@ type Route struct {
 //	func catalog(method, path string) tool.Route { return tool.ServiceRoute("catalog", method, path) }
 //
 // path is the service's own path: it starts with "/" and does not repeat
-// the service key. ServiceRoute does not validate; the registry does, at
-// registration.
+// the service key ("/catalog/api/..." would make "/catalog/catalog/api/...",
+// which the registry refuses). ServiceRoute does not validate; the
+// registry does, at registration. [Route.ServicePath] gives path back.
 func ServiceRoute(serviceKey, method, path string) Route {
 	return Route{URI: "/" + serviceKey + path, Method: method}
+}
+
+// ServicePath returns the path of r on its service itself: its URI
+// without the first segment, the service key. For a bound route it is
+// the escaped path of the upstream request, to resolve against the
+// service's origin:
+//
+//	b, err := tool.ServiceRoute("catalog", "GET", "/api/v1/items/{id}").Bind(map[string]string{"id": "a b"})
+//	// b.ServicePath() == "/api/v1/items/a%20b": GET http://catalog:8080/api/v1/items/a%20b
+//
+// It inverts [ServiceRoute]: ServiceRoute(key, m, path).ServicePath() is
+// path for every path that starts with "/". A route of the service's root
+// ("/catalog") gives "/". ServicePath does not validate r; [Route.Validate]
+// and the registry do.
+func (r Route) ServicePath() string {
+	rest := strings.TrimPrefix(r.URI, "/")
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		return rest[i:]
+	}
+	return "/"
 }
 
 // String returns "METHOD URI".
@@ -227,8 +250,9 @@ func isIdent(s string) bool {
 // value of the same name. It refuses a route that is not [Route.Validate],
 // a missing or unknown name, and a value that is empty, "." or "..", or
 // holds "/", "\" or a control character, also once percent-decoded (up
-// to three times) and with look-alikes ("．", "／") counted: a
-// caller-controlled value can never add a path segment nor climb one.
+// to three times) and in every Unicode normalization form ("‥" and "︰"
+// are ".." in NFKC, "／" and "℀" hold "/"): a caller-controlled value
+// can never add a path segment nor climb one.
 // Escaping "/" as %2F would not be enough: proxies and frameworks that
 // decode %2F before routing (or take "\" for "/", or read "..;x" as "..")
 // would read a new segment, and "..%2F..%2Fadmin" would climb out of the
@@ -286,83 +310,199 @@ func checkValue(v string) error {
 const maxDecodes = 3
 
 // segmentProblem says why v, a value bound into one path segment, could
-// leave that segment on its way to the upstream, or returns nil. It
-// checks v and what v becomes after each of up to [maxDecodes] rounds of
-// percent-decoding (proxies and frameworks decode, some more than once),
-// so that "%2e%2e", "..%2F..%2Fadmin" and "..%252F..%252Fadmin" are
-// refused like "..", "../../admin". At every stage it refuses:
-//   - "." and "..", also with a ";parameter" ("..;x": Tomcat, Jetty and
-//     Spring read it as "..");
-//   - "/" and "\";
-//   - control characters;
-//   - characters that Unicode normalization (NFKC) or best-fit mappings
-//     turn into "." or "/" or "\" (fullwidth forms, division slash, ...).
+// leave that segment on its way to the upstream, or returns nil.
+//
+// The hops between toolroute and the upstream's router may percent-decode
+// a path (some more than once) and normalize it to Unicode NFC, NFD,
+// NFKC or NFKD, in any order. segmentProblem looks at every text v can
+// become that way, with up to [maxDecodes] percent-decodings ("%2e%2e",
+// "..%2F..%2Fadmin", "..%252F..%252Fadmin", "％２Ｆ" via NFKC), and
+// refuses v if any of them:
+//   - is "." or "..", also with a ";parameter" ("..;x": Tomcat, Jetty
+//     and Spring read it as ".."): "‥" and "︰" become ".." under NFKC;
+//   - holds "/" or "\": "／", "℀" ("a/c") and "﹨" do under NFKC;
+//   - holds a control character;
+//   - holds a character that Windows' best-fit conversion to a code page
+//     turns into "/" (see [bestFitSlash]: these come from no Unicode
+//     normalization form);
+//   - still changes when decoded once more.
+//
+// The normalization rule is derived from Unicode's data (through
+// golang.org/x/text/unicode/norm), not from a list of look-alikes.
+// An ASCII text is its own normal form in all four, so the common case
+// costs one scan per decoding; a non-ASCII one that needs no
+// decomposition one more look-up per character.
 func segmentProblem(v string) error {
-	stage := v
-	for range maxDecodes + 1 {
-		if err := stageProblem(v, stage); err != nil {
-			return err
-		}
-		next, err := url.PathUnescape(stage)
-		if err != nil || next == stage {
-			return nil
-		}
-		stage = next
-	}
-	return fmt.Errorf("value %q is encoded more than %d times", v, maxDecodes)
+	return stagesProblem(v, v, 0, trail{})
 }
 
-func stageProblem(v, stage string) error {
-	how := ""
-	if stage != v {
-		how = fmt.Sprintf(" once decoded (%q)", stage)
+// normForms are the Unicode normalization forms an upstream hop may
+// apply; compatibility forms first, as they change the most.
+var normForms = [...]struct {
+	name string
+	form norm.Form
+}{{"NFKC", norm.NFKC}, {"NFKD", norm.NFKD}, {"NFC", norm.NFC}, {"NFD", norm.NFD}}
+
+// stagesProblem checks stage, which v became after decodes
+// percent-decodings and the steps of how, and every text stage becomes
+// in turn. Normalizing a normalized text again gives one of the four
+// forms of the original (NFD of NFKC is NFKD, and so on), so each stage
+// is normalized once, and each form is decoded further.
+func stagesProblem(v, stage string, decodes int, how trail) error {
+	if err := stageProblem(v, stage, how); err != nil {
+		return err
 	}
+	if !isASCII(stage) && normalizationMatters(stage) {
+		for i, f := range normForms {
+			if f.form.IsNormalString(stage) {
+				continue
+			}
+			n := f.form.String(stage)
+			if err := stageProblem(v, n, how.then(uint8(i+1))); err != nil {
+				return err
+			}
+			if strings.IndexByte(n, '%') >= 0 {
+				if err := decodeProblem(v, n, decodes, how.then(uint8(i+1))); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if strings.IndexByte(stage, '%') < 0 {
+		return nil
+	}
+	return decodeProblem(v, stage, decodes, how)
+}
+
+// decodeProblem checks what stage becomes once percent-decoded.
+func decodeProblem(v, stage string, decodes int, how trail) error {
+	next, err := url.PathUnescape(stage)
+	if err != nil || next == stage {
+		return nil
+	}
+	if decodes == maxDecodes {
+		return fmt.Errorf("value %q is encoded more than %d times", v, maxDecodes)
+	}
+	return stagesProblem(v, next, decodes+1, how.then(decoded))
+}
+
+// trail records how a value became the text being checked: its steps, in
+// order, each [decoded] or 1 + an index of [normForms]. It is described
+// only for an error, so checking allocates nothing for it.
+type trail struct {
+	steps [2*maxDecodes + 2]uint8
+	n     int
+}
+
+// decoded is the step of a percent-decoding.
+const decoded = 0
+
+func (t trail) then(step uint8) trail {
+	t.steps[t.n] = step
+	t.n++
+	return t
+}
+
+// describe says how the value became stage: ` once NFKC-normalized and
+// decoded twice ("../admin")`, or "" for the value itself.
+func (t trail) describe(stage string) string {
+	if t.n == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(" once ")
+	for i := 0; i < t.n; {
+		if i > 0 {
+			b.WriteString(" and ")
+		}
+		if t.steps[i] != decoded {
+			b.WriteString(normForms[t.steps[i]-1].name + "-normalized")
+			i++
+			continue
+		}
+		run := 0
+		for ; i < t.n && t.steps[i] == decoded; i++ {
+			run++
+		}
+		b.WriteString([...]string{"", "decoded", "decoded twice", "decoded 3 times"}[run])
+	}
+	fmt.Fprintf(&b, " (%q)", stage)
+	return b.String()
+}
+
+// normalizationMatters reports whether a normalization form of s may
+// hold what s does not: ".", "/", "\", ";", "%", a control character or
+// a best-fit slash. Only a decomposition brings a character in
+// (composition merges a letter and its marks into one non-ASCII
+// character), so it looks up the compatibility decomposition of each
+// character of s, which allocates nothing. Once s holds a "%", any
+// decomposed letter or digit may complete an escape: then it does.
+// The common non-ASCII text ("café": "e" and a mark) costs a look-up
+// per character.
+func normalizationMatters(s string) bool {
+	if strings.IndexByte(s, '%') >= 0 {
+		return true
+	}
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		p := norm.NFKD.PropertiesString(s[i:])
+		for d := p.Decomposition(); len(d) > 0; {
+			c, n := utf8.DecodeRune(d)
+			if c < ' ' || c == 0x7f || (c >= 0x80 && c <= 0x9f) || strings.ContainsRune(`./\;%`+bestFitSlash, c) {
+				return true
+			}
+			d = d[n:]
+		}
+		i += max(p.Size(), 1)
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// stageProblem checks one text v became (how says how).
+func stageProblem(v, stage string, how trail) error {
 	head, _, _ := strings.Cut(stage, ";")
 	if head == "." || head == ".." {
-		return fmt.Errorf("value %q would climb a path segment%s", v, how)
+		return fmt.Errorf("value %q would climb a path segment%s", v, how.describe(stage))
 	}
 	for _, c := range stage {
 		switch {
 		case c < ' ' || c == 0x7f || (c >= 0x80 && c <= 0x9f):
-			return fmt.Errorf("value %q holds a control character%s", v, how)
+			return fmt.Errorf("value %q holds a control character%s", v, how.describe(stage))
 		case c == '/' || c == '\\':
-			return fmt.Errorf("value %q holds %q%s, which an upstream may read as a path separator", v, c, how)
-		case lookalike(c):
-			return fmt.Errorf("value %q holds %q%s, which an upstream may normalize to %q", v, c, how, lookalikes[c])
+			return fmt.Errorf("value %q holds %q%s, which an upstream may read as a path separator", v, c, how.describe(stage))
+		case c >= 0x2000 && strings.ContainsRune(bestFitSlash, c):
+			return fmt.Errorf("value %q holds %q%s, which Windows' best-fit conversion turns into \"/\"", v, c, how.describe(stage))
 		}
 	}
 	return nil
 }
 
-// lookalikes maps the characters that normalize to a path's "." or
-// separators to what they become.
-var lookalikes = map[rune]rune{
-	'\uFF0E': '.',  // FULLWIDTH FULL STOP (NFKC)
-	'\uFE52': '.',  // SMALL FULL STOP (NFKC)
-	'\u2024': '.',  // ONE DOT LEADER (NFKC)
-	'\u2025': '.',  // TWO DOT LEADER (NFKC: "..")
-	'\uFF0F': '/',  // FULLWIDTH SOLIDUS (NFKC)
-	'\u2215': '/',  // DIVISION SLASH (best-fit)
-	'\u2044': '/',  // FRACTION SLASH (best-fit)
-	'\u29F8': '/',  // BIG SOLIDUS (best-fit)
-	'\uFF3C': '\\', // FULLWIDTH REVERSE SOLIDUS (NFKC)
-	'\uFE68': '\\', // SMALL REVERSE SOLIDUS (NFKC)
-}
-
-func lookalike(c rune) bool {
-	if c < 0x2000 {
-		return false
-	}
-	_, ok := lookalikes[c]
-	return ok
-}
+// bestFitSlash holds the characters that Windows' best-fit mapping to
+// code pages turns into "/" although no Unicode normalization form does:
+// DIVISION SLASH, FRACTION SLASH (also what NFKC makes of "¼") and BIG
+// SOLIDUS. (Every other look-alike of ".", "/" or "\" is found through
+// Unicode normalization.)
+const bestFitSlash = "\u2215\u2044\u29F8"
 
 // Match reports whether a concrete request (method, escaped path as in
 // [url.URL.EscapedPath], service prefix included) falls under the route
 // template r. Literal segments must be equal; a placeholder matches exactly
 // one non-empty segment whose decoded value [Route.Bind] would accept (no
-// dot segment, separator, control character or look-alike, at any depth
-// of encoding: "%2F", "%252F", "..;" and "%EF%BC%8E" match nothing), so
+// dot segment, separator or control character, at any depth of encoding
+// and in any Unicode normalization form: "%2F", "%252F", "..;",
+// "%EF%BC%8E" and "%EF%B8%B0" match nothing), so
 // a handler that builds a path by hand is held to Bind's rule. An invalid
 // template matches nothing.
 func (r Route) Match(method, escapedPath string) bool {

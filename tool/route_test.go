@@ -25,6 +25,46 @@ func TestServiceRoute(t *testing.T) {
 	}
 }
 
+func TestServicePath(t *testing.T) {
+	for _, tt := range []struct {
+		route tool.Route
+		want  string
+	}{
+		{tool.ServiceRoute("catalog", "GET", "/api/v1/items/{id}"), "/api/v1/items/{id}"},
+		{tool.ServiceRoute("catalog", "GET", "/items"), "/items"},
+		{tool.ServiceRoute("catalog", "GET", ""), "/"},
+		{tool.Route{URI: "/catalog/a%2Fb/c%20d", Method: "GET"}, "/a%2Fb/c%20d"},
+	} {
+		if got := tt.route.ServicePath(); got != tt.want {
+			t.Errorf("%v.ServicePath() = %q, want %q", tt.route, got, tt.want)
+		}
+	}
+
+	// A bound route's ServicePath is the escaped path of the upstream
+	// request; the service key and that path are what authz's transport
+	// checks against the template.
+	tmpl := tool.ServiceRoute("catalog", "GET", "/api/v1/items/{id}")
+	for _, id := range []string{"42", "a b", "café", "100%", "a?b#c", "v1.2"} {
+		b, err := tmpl.Bind(map[string]string{"id": id})
+		if err != nil {
+			t.Fatalf("Bind(%q): %v", id, err)
+		}
+		u, err := url.Parse("http://127.0.0.1:8080" + b.ServicePath())
+		if err != nil {
+			t.Fatalf("%q: %v", b.ServicePath(), err)
+		}
+		if u.EscapedPath() != b.ServicePath() || u.RawQuery != "" || u.Fragment != "" {
+			t.Errorf("id %q: the request URL %v has escaped path %q, query %q, fragment %q; want path %q alone", id, u, u.EscapedPath(), u.RawQuery, u.Fragment, b.ServicePath())
+		}
+		if got := strings.TrimPrefix(u.Path, "/api/v1/items/"); got != id {
+			t.Errorf("id %q: the upstream reads %q", id, got)
+		}
+		if !tmpl.Match("GET", "/catalog"+u.EscapedPath()) {
+			t.Errorf("id %q: %v does not match the request path %q", id, tmpl, u.EscapedPath())
+		}
+	}
+}
+
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -220,18 +260,31 @@ func TestBind(t *testing.T) {
 		// frameworks decode, some more than once.
 		{"escaped dot-dot", items, map[string]string{"id": "%2e%2e"}, "", `value "%2e%2e" would climb a path segment once decoded ("..")`},
 		{"escaped slashes", items, map[string]string{"id": "..%2F..%2Fadmin"}, "", `holds '/' once decoded`},
-		{"double-escaped slashes", items, map[string]string{"id": "..%252F..%252Fadmin"}, "", `holds '/' once decoded ("../../admin")`},
+		{"double-escaped slashes", items, map[string]string{"id": "..%252F..%252Fadmin"}, "", `holds '/' once decoded twice ("../../admin")`},
 		{"escaped backslash", items, map[string]string{"id": "a%5cb"}, "", `holds '\\' once decoded`},
 		{"escaped control", items, map[string]string{"id": "a%00"}, "", "control character once decoded"},
 		{"encoded four times", items, map[string]string{"id": "%2525252e"}, "", "encoded more than 3 times"},
 		// "..;x" is ".." to Tomcat, Jetty and Spring.
 		{"dot-dot with a parameter", items, map[string]string{"id": "..;x"}, "", `value "..;x" would climb a path segment`},
 		{"dot with a parameter", items, map[string]string{"id": ".;"}, "", "would climb"},
-		// Characters that normalize to dots and slashes.
-		{"fullwidth dots and slashes", items, map[string]string{"id": "．．／．．／admin"}, "", `which an upstream may normalize to '.'`},
-		{"division slash", items, map[string]string{"id": "..∕admin"}, "", `which an upstream may normalize to '/'`},
-		{"two dot leader", items, map[string]string{"id": "‥"}, "", "normalize to '.'"},
-		{"fullwidth backslash", items, map[string]string{"id": "a＼b"}, "", `normalize to '\\'`},
+		// Characters that Unicode normalization turns into dots and
+		// slashes: the rule comes from Unicode's data
+		// (TestBindEveryCodePoint), these are examples.
+		{"fullwidth dots and slashes", items, map[string]string{"id": "．．／．．／admin"}, "", `holds '/' once NFKC-normalized ("../../admin")`},
+		{"two dot leader", items, map[string]string{"id": "‥"}, "", `would climb a path segment once NFKC-normalized ("..")`},
+		{"vertical two dot leader", items, map[string]string{"id": "\uFE30"}, "", `would climb a path segment once NFKC-normalized ("..")`},
+		{"dot and one dot leader", items, map[string]string{"id": ".\u2024"}, "", `would climb a path segment once NFKC-normalized ("..")`},
+		{"account of", items, map[string]string{"id": "\u2100"}, "", `holds '/' once NFKC-normalized ("a/c")`},
+		{"addressed to the subject", items, map[string]string{"id": "\u2101"}, "", `holds '/' once NFKC-normalized ("a/s")`},
+		{"care of", items, map[string]string{"id": "\u2105"}, "", `holds '/' once NFKC-normalized ("c/o")`},
+		{"cada una", items, map[string]string{"id": "\u2106"}, "", `holds '/' once NFKC-normalized ("c/u")`},
+		{"fullwidth backslash", items, map[string]string{"id": "a＼b"}, "", `holds '\\' once NFKC-normalized ("a\\b")`},
+		{"fullwidth percent-escape", items, map[string]string{"id": "..％２Ｆadmin"}, "", `holds '/' once NFKC-normalized and decoded ("../admin")`},
+		{"greek question mark", items, map[string]string{"id": "..\u037Ex"}, "", `would climb a path segment once NFKC-normalized ("..;x")`},
+		{"escaped two dot leader", items, map[string]string{"id": "%E2%80%A5"}, "", `would climb a path segment once decoded and NFKC-normalized ("..")`},
+		// Not normalization: Windows' best-fit mapping to code pages.
+		{"division slash", items, map[string]string{"id": "..∕admin"}, "", `holds '∕', which Windows' best-fit conversion turns into "/"`},
+		{"vulgar fraction", items, map[string]string{"id": "¼"}, "", `holds '⁄' once NFKC-normalized ("1⁄4"), which Windows' best-fit`},
 		{"missing", items, map[string]string{}, "", "no value for {id}"},
 		{"missing nil map", items, nil, "", "no value for {id}"},
 		{"one of two missing", two, map[string]string{"id": "1"}, "", "no value for {shop}"},

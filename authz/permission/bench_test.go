@@ -39,9 +39,14 @@ func BenchmarkRetry(b *testing.B) {
 	r := permission.Request{Subjects: []string{"item:42"}, Capabilities: []string{"delete"}}
 	args := json.RawMessage(`{"id":"42"}`)
 	answer := mcp.InputResponseMap{permission.InputKey: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": permission.AllowOnce}}}
-	// Asking needs a client that can answer: a 2026 request carries its
-	// capabilities in _meta.
-	meta := mcp.Meta{mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}}
+	// Asking needs a client that can answer: a 2026-07-28 request carries
+	// its protocol version and capabilities in _meta (without the
+	// version, the request reads as a 2025 one without a session, which
+	// cannot be asked).
+	meta := mcp.Meta{
+		mcp.MetaKeyProtocolVersion:    "2026-07-28",
+		mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{"form": map[string]any{}}},
+	}
 	for b.Loop() {
 		_, ask, err := c.Require(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Meta: meta, Name: "act", Arguments: args}}, r)
 		if err != nil || ask == nil {

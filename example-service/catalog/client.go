@@ -29,7 +29,31 @@ type Client struct {
 	// upstream transport see them.
 	BaseURL string
 	// HTTPClient sends the requests; nil selects [http.DefaultClient].
+	// Give it a transport built on [NewTransport], whose pool fits a
+	// service's concurrency.
 	HTTPClient *http.Client
+}
+
+// MaxConns bounds the connections a [NewTransport] transport opens to
+// the catalog at once; as many stay open when idle. Requests beyond it
+// wait for a connection (within their context's deadline) rather than
+// flood the catalog.
+const MaxConns = 256
+
+// NewTransport returns the transport of a catalog client:
+// [http.DefaultTransport]'s settings (proxy from the environment, dial,
+// TLS and idle timeouts, HTTP/2) with a connection pool sized to a
+// service's concurrency rather than to [http.DefaultTransport]'s 2 idle
+// connections per host. With 2, a service serving 200 concurrent calls
+// opens a connection for most requests and closes it after, leaving
+// thousands of sockets in TIME_WAIT; with [MaxConns], connections are
+// reused. Idle connections close after the default 90 seconds.
+func NewTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxConnsPerHost = MaxConns
+	t.MaxIdleConnsPerHost = MaxConns
+	t.MaxIdleConns = MaxConns
+	return t
 }
 
 // NotFoundError is the error of a request for an item that does not
@@ -128,7 +152,7 @@ func (c *Client) do(ctx context.Context, r tool.Route, values map[string]string,
 	u.Path, u.RawPath = "", ""
 	// The bound URI is an escaped path; parsing it keeps its escapes
 	// (%20, %25, ...) as they are.
-	p, err := url.Parse(upstreamPath(bound))
+	p, err := url.Parse(bound.ServicePath())
 	if err != nil {
 		return fmt.Errorf("catalog: %s: %w", r, err)
 	}

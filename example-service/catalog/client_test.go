@@ -250,3 +250,27 @@ func TestStoreConcurrent(t *testing.T) {
 		t.Errorf("List has %d items, want 100", n)
 	}
 }
+
+func TestNewTransport(t *testing.T) {
+	tr := catalog.NewTransport()
+	if tr == http.DefaultTransport {
+		t.Fatal("NewTransport returned http.DefaultTransport itself")
+	}
+	def := http.DefaultTransport.(*http.Transport)
+	got := map[string]any{
+		"MaxConnsPerHost": tr.MaxConnsPerHost, "MaxIdleConnsPerHost": tr.MaxIdleConnsPerHost, "MaxIdleConns": tr.MaxIdleConns,
+		"IdleConnTimeout": tr.IdleConnTimeout, "TLSHandshakeTimeout": tr.TLSHandshakeTimeout, "ForceAttemptHTTP2": tr.ForceAttemptHTTP2,
+		"Proxy": tr.Proxy != nil,
+	}
+	want := map[string]any{
+		"MaxConnsPerHost": catalog.MaxConns, "MaxIdleConnsPerHost": catalog.MaxConns, "MaxIdleConns": catalog.MaxConns,
+		"IdleConnTimeout": def.IdleConnTimeout, "TLSHandshakeTimeout": def.TLSHandshakeTimeout, "ForceAttemptHTTP2": true,
+		"Proxy": true,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("NewTransport (-want +got):\n%s", diff)
+	}
+	if catalog.MaxConns < 200 {
+		t.Errorf("MaxConns = %d: fewer than the 200 concurrent calls example-service was loaded with", catalog.MaxConns)
+	}
+}

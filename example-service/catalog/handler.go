@@ -68,10 +68,10 @@ func NewHandler(s *Store) http.Handler {
 	mux.HandleFunc(pattern(DeleteRoute), h.delete)
 	// Method-less patterns are less specific than the ones above: they
 	// catch only the methods no route serves.
-	mux.HandleFunc(upstreamPath(ListRoute), methodNotAllowed(ListRoute, CreateRoute))
-	mux.HandleFunc(upstreamPath(GetRoute), methodNotAllowed(GetRoute, UpdateRoute, DeleteRoute))
+	mux.HandleFunc(ListRoute.ServicePath(), methodNotAllowed(ListRoute, CreateRoute))
+	mux.HandleFunc(GetRoute.ServicePath(), methodNotAllowed(GetRoute, UpdateRoute, DeleteRoute))
 	mux.HandleFunc(pattern(OpenAPIRoute), serveOpenAPI)
-	mux.HandleFunc(upstreamPath(OpenAPIRoute), methodNotAllowed(OpenAPIRoute))
+	mux.HandleFunc(OpenAPIRoute.ServicePath(), methodNotAllowed(OpenAPIRoute))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no such resource")
 	})
@@ -103,7 +103,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 	}
 	it := h.store.Create(in.Name, *in.Quantity)
 	if loc, err := GetRoute.Bind(map[string]string{"id": it.ID}); err == nil {
-		w.Header().Set("Location", upstreamPath(loc))
+		w.Header().Set("Location", loc.ServicePath())
 	}
 	writeJSON(w, http.StatusCreated, it)
 }

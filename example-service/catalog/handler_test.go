@@ -158,7 +158,7 @@ func TestRoutesArePatterns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req, _ := http.NewRequest(r.Method, srv.URL+strings.TrimPrefix(b.URI, "/"+catalog.ServiceKey), strings.NewReader(`{"name":"x","quantity":1}`))
+		req, _ := http.NewRequest(r.Method, srv.URL+b.ServicePath(), strings.NewReader(`{"name":"x","quantity":1}`))
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := srv.Client().Do(req)
 		if err != nil {

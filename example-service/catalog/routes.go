@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/toolroute/toolroute/tool"
 )
@@ -34,11 +33,5 @@ func Routes() []tool.Route {
 	return []tool.Route{ListRoute, GetRoute, CreateRoute, UpdateRoute, DeleteRoute}
 }
 
-// upstreamPath returns the path of a (bound or template) route on the
-// catalog itself: its URI without the service prefix.
-func upstreamPath(r tool.Route) string {
-	return strings.TrimPrefix(r.URI, "/"+ServiceKey)
-}
-
 // pattern returns the ServeMux pattern of a route: "GET /api/v1/items/{id}".
-func pattern(r tool.Route) string { return r.Method + " " + upstreamPath(r) }
+func pattern(r tool.Route) string { return r.Method + " " + r.ServicePath() }
