@@ -146,8 +146,6 @@ func (r *Registry[C]) check(t tool.Tool[C], site string) error {
 				hint = `; if it was built with tool.ServiceRoute, the path must start with "/"`
 			}
 			fail("route %s is outside service %q (its URI must start with %q%s)", rt, t.ServiceKey, "/"+t.ServiceKey+"/", hint)
-		} else if err := repeatsServiceKey(rt, t.ServiceKey); err != nil {
-			fail("%v", err)
 		}
 		key := unnamed(rt)
 		if prev, ok := seen[key]; ok {

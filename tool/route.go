@@ -33,9 +33,10 @@ type Route struct {
 //
 //	func catalog(method, path string) tool.Route { return tool.ServiceRoute("catalog", method, path) }
 //
-// path is the service's own path: it starts with "/" and does not repeat
-// the service key ("/catalog/api/..." would make "/catalog/catalog/api/...",
-// which the registry refuses). ServiceRoute does not validate; the
+// path is the service's own path: it starts with "/" and does not
+// include the service key, which ServiceRoute adds ("/catalog/api/..."
+// makes "/catalog/catalog/api/...": right only if the catalog service's
+// own paths start with "/catalog"). ServiceRoute does not validate; the
 // registry does, at registration. [Route.ServicePath] gives path back.
 func ServiceRoute(serviceKey, method, path string) Route {
 	return Route{URI: "/" + serviceKey + path, Method: method}
