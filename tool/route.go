@@ -247,7 +247,7 @@ func isIdent(s string) bool {
 	return true
 }
 
-// Bind returns r with every placeholder replaced by the [url.PathEscape]d
+// Bind returns r with every placeholder replaced by the [net/url.PathEscape]d
 // value of the same name. It refuses a route that is not [Route.Validate],
 // a missing or unknown name, and a value that is empty, "." or "..", or
 // holds "/", "\" or a control character, also once percent-decoded (up
