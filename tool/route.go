@@ -247,13 +247,13 @@ func isIdent(s string) bool {
 	return true
 }
 
-// Bind returns r with every placeholder replaced by the [net/url.PathEscape]d
-// value of the same name. It refuses a route that is not [Route.Validate],
-// a missing or unknown name, and a value that is empty, "." or "..", or
-// holds "/", "\" or a control character, also once percent-decoded (up
-// to three times) and in every Unicode normalization form ("‥" and "︰"
-// are ".." in NFKC, "／" and "℀" hold "/"): a caller-controlled value
-// can never add a path segment nor climb one.
+// Bind returns r with every placeholder replaced by the value of the same
+// name, escaped by [net/url.PathEscape]. It refuses a route that does not
+// pass [Route.Validate], a missing or unknown name, and a value that is
+// empty, "." or "..", or holds "/", "\" or a control character, also once
+// percent-decoded (up to three times) and in every Unicode normalization
+// form ("‥" and "︰" are ".." in NFKC, "／" and "℀" hold "/"): a
+// caller-controlled value can never add a path segment nor climb one.
 // Escaping "/" as %2F would not be enough: proxies and frameworks that
 // decode %2F before routing (or take "\" for "/", or read "..;x" as "..")
 // would read a new segment, and "..%2F..%2Fadmin" would climb out of the
