@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/toolroute/toolroute/internal/call"
+	"github.com/toolroute/toolroute/internal/truncate"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -39,8 +40,11 @@ type HiddenToolError struct {
 	Tool string
 }
 
-// Error returns `unknown tool "NAME"`, the SDK's text.
-func (e *HiddenToolError) Error() string { return fmt.Sprintf("unknown tool %q", e.Tool) }
+// Error returns `unknown tool "NAME"`, the SDK's text, with a NAME
+// longer than 128 bytes cut there and marked "…(truncated, N bytes)".
+func (e *HiddenToolError) Error() string {
+	return fmt.Sprintf("unknown tool %q", truncate.String(e.Tool))
+}
 
 // Unwrap returns the JSON-RPC error the client is sent: code -32602.
 func (e *HiddenToolError) Unwrap() error {

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolroute/toolroute/internal/truncate"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -224,7 +225,7 @@ func (g *guard) call(ctx context.Context, next mcp.MethodHandler, method string,
 	name := cr.Params.Name
 	caller, ok := CallerFromContext(ctx)
 	if !ok {
-		g.log().ErrorContext(ctx, "authz: tools/call without a caller in the context: the server must put one there (authz.WithCaller); refused", slog.String("tool", name))
+		g.log().ErrorContext(ctx, "authz: tools/call without a caller in the context: the server must put one there (authz.WithCaller); refused", slog.String("tool", truncate.String(name)))
 		return nil, errUnknownTool(name)
 	}
 	ta := g.tools[name]

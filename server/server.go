@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/internal/call"
+	"github.com/toolroute/toolroute/internal/truncate"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -246,7 +247,7 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		ctx, caller := c.resolveCaller(ctx, req)
 		// The observers run outside serve's own recovery: a panicking
 		// observer must not take the process down either.
-		defer c.recoverOther(method, caller, &err)
+		defer c.recoverOther(ctx, method, caller, &err)
 		return served(ctx, method, req)
 	}
 }
@@ -271,7 +272,7 @@ func (c *chain) serve(next mcp.MethodHandler) mcp.MethodHandler {
 		if isCall {
 			return c.call(ctx, d, method, cr, caller, next)
 		}
-		defer c.recoverOther(method, caller, &err)
+		defer c.recoverOther(ctx, method, caller, &err)
 		res, err = next(ctx, method, req)
 		if method != "tools/call" && isInternal(err) {
 			c.opts.reportError("toolroute: internal error", fmt.Errorf("%s: %w", method, err))
@@ -287,10 +288,10 @@ func isInternal(err error) bool {
 	return errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInternalError
 }
 
-func (c *chain) recoverOther(method string, caller authz.Caller, errp *error) {
+func (c *chain) recoverOther(ctx context.Context, method string, caller authz.Caller, errp *error) {
 	if p := recover(); p != nil {
 		pe := &registry.PanicError{Value: p, Stack: debug.Stack()}
-		c.log.Error("toolroute: panic in the middleware chain",
+		c.log.ErrorContext(ctx, "toolroute: panic in the middleware chain",
 			slog.String("method", method), slog.String("subject", caller.Subject),
 			slog.Any("panic", pe.Value), slog.String("stack", string(pe.Stack)))
 		if c.opts.OnError != nil {
@@ -349,6 +350,7 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 		}
 	}
 	res, err = next(ctx, method, req)
+	res = shortenError(res)
 	if r, _ := res.(*mcp.CallToolResult); (err != nil || r != nil && r.IsError) && errors.Is(context.Cause(ctx), ErrShuttingDown) {
 		// The tool saw only its context end: tell the client why.
 		res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: ErrShuttingDown.Error()}
@@ -427,13 +429,13 @@ func (c *chain) logCall(ctx context.Context, name string, caller authz.Caller, o
 		return
 	}
 	attrs := []slog.Attr{
-		slog.String("tool", name),
+		slog.String("tool", truncate.String(name)),
 		slog.String("subject", caller.Subject),
 		slog.String("outcome", o.String()),
 		slog.Duration("duration", d),
 	}
 	if cause != nil {
-		attrs = append(attrs, slog.String("error", cause.Error()))
+		attrs = append(attrs, slog.String("error", truncate.Quoted(cause.Error())))
 	}
 	var pe *registry.PanicError
 	if errors.As(cause, &pe) {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/toolroute/toolroute/internal/truncate"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -62,7 +63,9 @@ type NotFoundError struct {
 	ID string
 }
 
-func (e *NotFoundError) Error() string { return fmt.Sprintf("item %q not found", e.ID) }
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("item %q not found", truncate.String(e.ID))
+}
 
 // InvalidIDError is the error of a request for an id that cannot be an
 // item id: empty, "." or "..", or holding control characters. Such a
@@ -74,7 +77,7 @@ type InvalidIDError struct {
 }
 
 func (e *InvalidIDError) Error() string {
-	return fmt.Sprintf("invalid item id %q: it must be one non-empty path segment that is not \".\" or \"..\" and holds no \"/\", \"\\\" or control character, also once percent-decoded", e.ID)
+	return fmt.Sprintf("invalid item id %q: it must be one non-empty path segment that is not \".\" or \"..\" and holds no \"/\", \"\\\" or control character, also once percent-decoded", truncate.String(e.ID))
 }
 
 func (e *InvalidIDError) Unwrap() error { return e.Err }
@@ -93,7 +96,7 @@ func (e *APIError) Error() string {
 	if e.Code == "" {
 		return fmt.Sprintf("catalog: HTTP %d", e.Status)
 	}
-	return fmt.Sprintf("catalog: HTTP %d %s: %s", e.Status, e.Code, e.Message)
+	return fmt.Sprintf("catalog: HTTP %d %s: %s", e.Status, truncate.String(e.Code), truncate.Quoted(e.Message))
 }
 
 // List returns every item, sorted by id.
