@@ -35,7 +35,9 @@ type catalogURL string
 // serve runs the service described by cfg until ctx is done or, over
 // stdio, the client leaves.
 func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.Writer) error {
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	// The tools log with it too (upstream failures): no record may carry
+	// a bearer, whatever an upstream echoes.
+	logger := slog.New(server.RedactingHandler(slog.NewTextHandler(stderr, nil)))
 	obs, err := newObservability(ctx, &cfg.telemetry, stderr, logger)
 	if err != nil {
 		return err

@@ -157,8 +157,8 @@ type HTTPOptions struct {
 	// when Stateful: a session's cancellation reaches its own replica.
 	Cancellations Cancellations
 
-	// Logger receives the HTTP layer's reports. nil selects
-	// [slog.Default].
+	// Logger receives the HTTP layer's reports, through a
+	// [RedactingHandler]. nil selects [slog.Default].
 	Logger *slog.Logger
 	// OnError, if set, receives internal errors of the HTTP layer (a
 	// failing listener, a failing verifier).
@@ -214,9 +214,9 @@ func cleanPath(p string) string {
 
 func (o *HTTPOptions) logger() *slog.Logger {
 	if o.Logger != nil {
-		return o.Logger
+		return redacting(o.Logger)
 	}
-	return slog.Default()
+	return redacting(slog.Default())
 }
 
 func (o *HTTPOptions) reportError(msg string, err error) {

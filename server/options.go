@@ -24,7 +24,8 @@ type Options struct {
 	Title string
 
 	// Logger receives one record per tools/call and the server's own
-	// reports. nil selects [slog.Default] (fx does not provide a logger:
+	// reports, through a [RedactingHandler] (no record carries a bearer
+	// token). nil selects [slog.Default] (fx does not provide a logger:
 	// set it here).
 	Logger *slog.Logger
 
@@ -129,9 +130,9 @@ const (
 
 func (o *Options) logger() *slog.Logger {
 	if o.Logger != nil {
-		return o.Logger
+		return redacting(o.Logger)
 	}
-	return slog.Default()
+	return redacting(slog.Default())
 }
 
 func (o *Options) callTimeout() time.Duration {

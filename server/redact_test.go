@@ -1,0 +1,76 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/server"
+)
+
+type stringer string
+
+func (s stringer) String() string { return string(s) }
+
+type leaky struct{ Header string }
+
+// TestRedactingHandler: the caller's bearer, and the token of any
+// "Bearer TOKEN", is gone from every part of a record: the message,
+// strings, errors, Stringers, LogValuers, other values, nested groups and
+// the attributes bound with With, in both built-in handlers.
+func TestRedactingHandler(t *testing.T) {
+	const secret = "s3cr3t-T0ken_value"
+	ctx := authz.WithCaller(context.Background(), authz.Caller{Subject: "alice", Bearer: secret})
+	for _, name := range []string{"text", "json"} {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			var h slog.Handler = slog.NewTextHandler(&buf, nil)
+			if name == "json" {
+				h = slog.NewJSONHandler(&buf, nil)
+			}
+			log := slog.New(server.RedactingHandler(h)).With("bound", "echo "+secret).WithGroup("g").With(slog.Group("inner", "bound2", "x"+secret+"x"))
+			log.ErrorContext(ctx, "upstream said "+secret,
+				slog.String("s", "Authorization: Bearer "+secret),
+				slog.Any("err", fmt.Errorf("catalog: HTTP 500: %w", errors.New("echo: "+secret))),
+				slog.Any("str", stringer("token="+secret)),
+				slog.Any("val", leaky{Header: secret}),
+				slog.Group("nested", slog.Group("deeper", slog.String("s", secret))),
+				slog.Any("caller", authz.Caller{Subject: "alice", Bearer: secret}),
+				// Not the caller's: only the pattern finds it.
+				slog.String("other", "bearer abc.DEF-123=="),
+				slog.String("prose", "a bearer"),
+				slog.Int("n", 7),
+			)
+			got := buf.String()
+			if strings.Contains(got, secret) || strings.Contains(got, "abc.DEF") {
+				t.Errorf("a token reached the log:\n%s", got)
+			}
+			for _, want := range []string{"upstream said [redacted]", "Bearer [redacted]", "echo: [redacted]", "token=[redacted]", "bearer [redacted]", "a bearer", "alice"} {
+				if !strings.Contains(got, want) {
+					t.Errorf("the record lacks %q:\n%s", want, got)
+				}
+			}
+		})
+	}
+}
+
+// TestRedactingHandlerBounds: an overlong string is cut, whoever logs
+// it, and a handler is wrapped once.
+func TestRedactingHandlerBounds(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(server.RedactingHandler(slog.NewTextHandler(&buf, nil)))
+	log.InfoContext(context.Background(), "m", slog.String("big", strings.Repeat("x", 4<<20)))
+	if got := buf.Len(); got > 20<<10 || !strings.Contains(buf.String(), "…(truncated, 4194304 bytes)") {
+		t.Errorf("a 4 MB attribute grew the log by %d bytes: %.200s", got, buf.String())
+	}
+	// Wrapping twice wraps once.
+	h := server.RedactingHandler(slog.NewTextHandler(&buf, nil))
+	if server.RedactingHandler(h) != h {
+		t.Error("RedactingHandler wrapped its own handler again")
+	}
+}
