@@ -38,7 +38,9 @@
 //
 // # Upstream requests
 //
-// [Transport] wraps the http.RoundTripper of an upstream service's client.
+// [Transport] wraps the http.RoundTripper of an upstream service's client,
+// for the service's origin: a request to any other origin is refused (a
+// configuration bug, logged), so the caller's bearer goes nowhere else.
 // Every request a tool sends must fall under one of the routes the tool
 // declares (else it is a configuration bug, refused and logged), and the
 // caller must be allowed it; only then is it sent, with the caller's

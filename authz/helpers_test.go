@@ -347,7 +347,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	reg := newRegistry()
 	d := &deps{
 		BaseURL: h.upstream.URL,
-		Client:  &http.Client{Transport: withLogger(authz.Transport(h.upstream.Client().Transport, "catalog", o.authorizer), logger)},
+		Client:  &http.Client{Transport: withLogger(authz.Transport(h.upstream.Client().Transport, "catalog", h.upstream.URL, o.authorizer), logger)},
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "v0.0.1"}, &mcp.ServerOptions{PageSize: o.pageSize})
 	reg.Install(s, d)

@@ -5,19 +5,28 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/toolroute/toolroute/internal/call"
+	"github.com/toolroute/toolroute/internal/truncate"
 	"github.com/toolroute/toolroute/tool"
 )
 
 // Transport returns an [http.RoundTripper] for the upstream service
-// serviceKey that checks every request a tool sends before base sends it
+// serviceKey at origin ("http://host:port", "https://host": the service's
+// base URL) that checks every request a tool sends before base sends it
 // (nil base selects [http.DefaultTransport]):
 //
 //   - the request must be made within a tool call: its context carries
 //     the [tool.Call] the registry puts there, and the [Caller];
+//   - it must go to origin: the same scheme, host and port (a missing
+//     port is the scheme's default; host names compare without case). A
+//     request to any other origin would carry the caller's bearer to a
+//     server that is not the service: a configuration bug, refused and
+//     logged at error level;
 //   - its route, {"/"+serviceKey+req.URL.EscapedPath(), req.Method}, must
 //     [tool.Route.Match] one of the calling tool's declared routes. A
 //     request outside them is a configuration bug (the tool's declaration
@@ -45,22 +54,48 @@ import (
 // Refusals go to the server's logger (every call's context carries it
 // under server.New), else to [slog.Default]. Bearers are never logged.
 //
-// Transport panics if serviceKey is not a single plain path segment.
-func Transport(base http.RoundTripper, serviceKey string, a Authorizer) http.RoundTripper {
+// Transport panics if serviceKey is not a single plain path segment, or
+// if origin is not an http or https URL with a host and without user
+// information, path (other than "/"), query or fragment.
+func Transport(base http.RoundTripper, serviceKey, origin string, a Authorizer) http.RoundTripper {
 	if serviceKey == "" || serviceKey == "." || serviceKey == ".." || strings.ContainsAny(serviceKey, "/?#%{} \t\r\n") {
 		panic(fmt.Sprintf("authz: Transport: service key %q is not a single plain path segment", serviceKey))
+	}
+	u, err := url.Parse(origin)
+	switch {
+	case err != nil:
+		panic(fmt.Sprintf("authz: Transport: origin of service %q: %v", serviceKey, err))
+	case u.Scheme != "http" && u.Scheme != "https", u.Host == "", u.User != nil, u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "", u.Opaque != "":
+		panic(fmt.Sprintf("authz: Transport: origin %q of service %q is not an origin: want http://host[:port] or https://host[:port]", u.Redacted(), serviceKey))
 	}
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &transport{base: base, key: serviceKey, prefix: "/" + serviceKey, a: a}
+	return &transport{base: base, key: serviceKey, origin: originOf(u), prefix: "/" + serviceKey, a: a}
 }
 
 type transport struct {
 	base   http.RoundTripper
 	key    string
+	origin string     // scheme://host:port, the port explicit, lower case
 	prefix string     // "/" + key
 	a      Authorizer // nil: the server's
+}
+
+// originOf returns u's origin as "scheme://host:port", the port explicit
+// (the scheme's default if u has none), scheme and host in lower case.
+func originOf(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		switch scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 func (t *transport) log(ctx context.Context) *slog.Logger {
@@ -126,6 +161,11 @@ func (t *transport) check(req *http.Request) (Caller, error) {
 		log.WarnContext(ctx, "authz: upstream redirect to another host or scheme; refused", slog.String("tool", call.Tool), slog.String("service", t.key),
 			slog.String("from", prev.Request.URL.Scheme+"://"+prev.Request.URL.Host), slog.String("to", req.URL.Scheme+"://"+req.URL.Host))
 		return Caller{}, &DeniedError{Reason: "redirect to another host or scheme"}
+	}
+	if o := originOf(req.URL); o != t.origin {
+		log.ErrorContext(ctx, "authz: upstream request to another origin than its service's (configuration bug: send a service's requests to the origin its transport is built for); refused",
+			slog.String("tool", call.Tool), slog.String("service", t.key), slog.String("origin", t.origin), slog.String("to", truncate.String(o)))
+		return Caller{}, &DeniedError{Reason: "request to another origin than the service's"}
 	}
 	if call.ServiceKey != t.key {
 		log.ErrorContext(ctx, "authz: upstream request of a tool to another service's transport (configuration bug: give the tool the ServiceKey of the client it uses); refused",

@@ -3,6 +3,7 @@ package authz_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -38,7 +39,7 @@ func TestTransportRouteCheck(t *testing.T) {
 	up := newUpstream(t)
 	allowCatalog := mustPolicy(t, `[{"role": "viewer", "accessPolicies": [{"path": "^/catalog/", "methods": ["GET", "DELETE"], "effect": "allow"}]}]`)
 	declared := []tool.Route{catalog("GET", "/api/v1/items/{id}"), catalog("GET", "/api/v1/items"), catalog("DELETE", "/api/v1/items/{id}/tags/{tag}")}
-	client := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "catalog", allowCatalog), slog.New(slog.DiscardHandler))}
+	client := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "catalog", up.URL, allowCatalog), slog.New(slog.DiscardHandler))}
 	tests := []struct {
 		method, path string
 		sent         bool
@@ -130,7 +131,7 @@ func TestTransportErrors(t *testing.T) {
 			proxy.status.Store(tt.status)
 			defer proxy.status.Store(0)
 			logs := &syncBuffer{}
-			client := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "catalog", proxy.auth()), slog.New(slog.NewJSONHandler(logs, nil)))}
+			client := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "catalog", up.URL, proxy.auth()), slog.New(slog.NewJSONHandler(logs, nil)))}
 			body := &closeCounter{Reader: strings.NewReader("payload")}
 			req, err := http.NewRequestWithContext(tt.ctx, "GET", up.URL+tt.path, body)
 			if err != nil {
@@ -192,7 +193,7 @@ func (c *closeCounter) Close() error { c.closed.Add(1); return nil }
 
 func TestTransportForwardsBearer(t *testing.T) {
 	up := newUpstream(t)
-	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", authz.AllowAll())}
+	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, authz.AllowAll())}
 	items := catalog("GET", "/api/v1/items")
 	for _, tt := range []struct {
 		name   string
@@ -232,7 +233,7 @@ func TestTransportRefusesCrossHostRedirect(t *testing.T) {
 	evil := newUpstream(t)
 	up := httptest.NewServer(http.RedirectHandler(evil.URL+"/api/v1/items", http.StatusFound))
 	defer up.Close()
-	client := &http.Client{Transport: withLogger(authz.Transport(nil, "catalog", authz.AllowAll()), slog.New(slog.DiscardHandler))}
+	client := &http.Client{Transport: withLogger(authz.Transport(nil, "catalog", up.URL, authz.AllowAll()), slog.New(slog.DiscardHandler))}
 	req, _ := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", up.URL+"/api/v1/items", nil)
 	resp, err := client.Do(req)
 	if err == nil {
@@ -250,7 +251,7 @@ func TestTransportRefusesCrossHostRedirect(t *testing.T) {
 
 func TestTransportRefusesOpaqueURL(t *testing.T) {
 	up := newUpstream(t)
-	client := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "catalog", authz.AllowAll()), slog.New(slog.DiscardHandler))}
+	client := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "catalog", up.URL, authz.AllowAll()), slog.New(slog.DiscardHandler))}
 	req, _ := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", up.URL+"/api/v1/items", nil)
 	req.URL.Opaque = "//" + req.URL.Host + "/api/v1/admin"
 	req.URL.Path = "/api/v1/items"
@@ -267,7 +268,7 @@ func TestTransportRefusesOpaqueURL(t *testing.T) {
 func TestTransportPanics(t *testing.T) {
 	for _, key := range []string{"", ".", "..", "a/b", "a b", "a%2F"} {
 		want := `authz: Transport: service key "` + key + `" is not a single plain path segment`
-		if got := panicValue(func() { authz.Transport(nil, key, authz.AllowAll()) }); got != want {
+		if got := panicValue(func() { authz.Transport(nil, key, "http://127.0.0.1:1", authz.AllowAll()) }); got != want {
 			t.Errorf("key %q: panic %v, want %q", key, got, want)
 		}
 	}
@@ -278,7 +279,7 @@ func TestTransportPanics(t *testing.T) {
 // request made where there is none.
 func TestTransportServerAuthorizer(t *testing.T) {
 	up := newUpstream(t)
-	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", nil)}
+	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, nil)}
 	route := catalog("GET", "/api/v1/items")
 	get := func(ctx context.Context) error {
 		req, _ := http.NewRequestWithContext(ctx, "GET", up.URL+"/api/v1/items", nil)
@@ -333,7 +334,7 @@ func FuzzTransportRouteCheck(f *testing.F) {
 	}))
 	defer up.Close()
 	declared := []tool.Route{catalog("GET", "/api/v1/items/{id}"), catalog("GET", "/api/v1/items/{id}/tags/{tag}")}
-	client := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "catalog", authz.AllowAll()), slog.New(slog.DiscardHandler))}
+	client := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "catalog", up.URL, authz.AllowAll()), slog.New(slog.DiscardHandler))}
 	f.Fuzz(func(t *testing.T, path string) {
 		req, err := http.NewRequestWithContext(callCtx(alice, declared...), "GET", up.URL+path, nil)
 		if err != nil || req.URL.Host != strings.TrimPrefix(up.URL, "http://") {
@@ -373,7 +374,7 @@ func TestTransportServiceAndRelativePath(t *testing.T) {
 	up := newUpstream(t)
 	allowAll := mustPolicy(t, `[{"role": "viewer", "accessPolicies": [{"path": "^/", "methods": ["GET"], "effect": "allow"}]}]`)
 	logs := &syncBuffer{}
-	cat := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "cat", allowAll), slog.New(slog.NewTextHandler(logs, nil)))}
+	cat := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "cat", up.URL, allowAll), slog.New(slog.NewTextHandler(logs, nil)))}
 	u, _ := url.Parse(up.URL)
 	u.Path = "alog/api/v1/items"
 	req, _ := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", "", nil)
@@ -427,7 +428,7 @@ func (l reasonLeaker) AllowMany(ctx context.Context, c authz.Caller, rs []tool.R
 func TestReasonsRedacted(t *testing.T) {
 	up := newUpstream(t)
 	logs := &syncBuffer{}
-	client := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "catalog", reasonLeaker{}), slog.New(slog.NewTextHandler(logs, nil)))}
+	client := &http.Client{Transport: withLogger(authz.Transport(up.Client().Transport, "catalog", up.URL, reasonLeaker{}), slog.New(slog.NewTextHandler(logs, nil)))}
 	bob := authz.Caller{Subject: "bob", Bearer: "bob-" + secretBearer}
 	for _, c := range []*authz.Caller{alice, &bob} {
 		r := catalog("GET", "/api/v1/items")
@@ -454,5 +455,67 @@ func TestReasonsRedacted(t *testing.T) {
 	h.call(t, "get_item", map[string]any{"id": "1"})
 	if got := h.logs.String(); !strings.Contains(got, "[redacted] expired") || strings.Contains(got, secretBearer) {
 		t.Errorf("middleware log, want the reason with the bearer redacted:\n%s", got)
+	}
+}
+
+// TestTransportPinsOrigin: a transport serves its service's origin only.
+// A request to another server (another port, another host name for the
+// same address, another scheme) is refused before it leaves, logged as
+// a configuration bug: the other server receives nothing, no bearer.
+func TestTransportPinsOrigin(t *testing.T) {
+	up := newUpstream(t)
+	other := newUpstream(t)
+	logs := &syncBuffer{}
+	client := &http.Client{Transport: withLogger(authz.Transport(nil, "catalog", up.URL, authz.AllowAll()), slog.New(slog.NewTextHandler(logs, nil)))}
+	ctx := callCtx(alice, catalog("GET", "/api/v1/items"))
+	get := func(base string) error {
+		req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/items", nil)
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(up.URL); err != nil {
+		t.Fatalf("a request to the service's origin: %v", err)
+	}
+	u, _ := url.Parse(up.URL)
+	for _, base := range []string{
+		other.URL,
+		"http://localhost:" + u.Port(),
+		"https://" + u.Host,
+	} {
+		err := get(base)
+		var d *authz.DeniedError
+		if !errors.As(err, &d) || d.Reason != "request to another origin than the service's" {
+			t.Errorf("a request to %s: %v, want a refusal", base, err)
+		}
+	}
+	if s := other.sends(); len(s) != 0 {
+		t.Errorf("the other server received %q", s)
+	}
+	if s := up.sends(); len(s) != 1 {
+		t.Errorf("the service received %q, want its one request", s)
+	}
+	if !strings.Contains(logs.String(), "level=ERROR msg=\"authz: upstream request to another origin than its service's") || strings.Contains(logs.String(), secretBearer) {
+		t.Errorf("log:\n%s", logs)
+	}
+	// The scheme's default port and the host's case do not matter.
+	for _, origin := range []string{"HTTP://Catalog.Internal", "http://catalog.internal:80/"} {
+		rt := authz.Transport(roundTripFunc(func(*http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
+		}), "catalog", origin, authz.AllowAll())
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://catalog.internal/api/v1/items", nil)
+		if _, err := rt.RoundTrip(req); err != nil {
+			t.Errorf("origin %s, request to http://catalog.internal: %v", origin, err)
+		}
+	}
+}
+
+func TestTransportOriginPanics(t *testing.T) {
+	for _, origin := range []string{"", "catalog", "ftp://h", "http://", "http://h/api", "http://h?x=1", "http://u:p@h", "http://h#f"} {
+		if got := panicValue(func() { authz.Transport(nil, "catalog", origin, authz.AllowAll()) }); !strings.HasPrefix(fmt.Sprint(got), "authz: Transport: origin") {
+			t.Errorf("origin %q: panic %v", origin, got)
+		}
 	}
 }

@@ -281,7 +281,7 @@ func TestVisibilityMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := server.New(server.Options{Name: "example-service", Authorizer: acc.authorizer, Instructions: instructions},
-		server.Install(tools.Registry, newDeps(cfg, catalogURL(cfg.upstream), acc, nil, slog.New(slog.DiscardHandler))))
+		server.Install(tools.Registry, newDeps(cfg, catalogURL("http://catalog.invalid"), acc, nil, slog.New(slog.DiscardHandler))))
 	if err != nil {
 		t.Fatal(err)
 	}

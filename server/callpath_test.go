@@ -179,8 +179,8 @@ func TestUpstreamErrorsShownFixed(t *testing.T) {
 	dead.Close() // nothing listens there any more
 	list := tool.ServiceRoute("things", "GET", "/api/v1/things")
 	one := tool.ServiceRoute("things", "GET", "/api/v1/things/{id}")
-	client := &http.Client{Transport: authz.Transport(nil, "things", nil)}
 	get := func(ctx context.Context, base, path string) error {
+		client := &http.Client{Transport: authz.Transport(nil, "things", base, nil)}
 		req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
 		resp, err := client.Do(req)
 		if err != nil {

@@ -46,13 +46,13 @@ func benchTelemetry(b *testing.B) *telemetry.Telemetry {
 func benchServer(b *testing.B, up *upstream, on bool) *mcp.Server {
 	var (
 		a         authz.Authorizer = testPolicy(b)
-		transport                  = authz.Transport(http.DefaultTransport, "items", a)
+		transport                  = authz.Transport(http.DefaultTransport, "items", up.URL, a)
 		opts                       = server.Options{Authorizer: a}
 	)
 	if on {
 		tel := benchTelemetry(b)
 		a = tel.Authorizer(a, telemetry.SourcePolicy)
-		transport = tel.Transport(authz.Transport(http.DefaultTransport, "items", a), "items")
+		transport = tel.Transport(authz.Transport(http.DefaultTransport, "items", up.URL, a), "items")
 		opts = server.Options{Authorizer: a, Observers: []mcp.Middleware{tel.Middleware()}}
 	}
 	s, err := server.New(opts, server.Install(testRegistry(), &deps{client: &http.Client{Transport: transport}, base: up.URL}))
@@ -167,7 +167,7 @@ func BenchmarkOverhead(b *testing.B) {
 		}
 	}
 	b.Run("off", func(b *testing.B) {
-		h := handler(policy, authz.Transport(okTransport{}, "items", policy))
+		h := handler(policy, authz.Transport(okTransport{}, "items", "http://upstream", policy))
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := h(ctx, "tools/call", req); err != nil {
@@ -177,7 +177,7 @@ func BenchmarkOverhead(b *testing.B) {
 	})
 	b.Run("on", func(b *testing.B) {
 		a := tel.Authorizer(policy, telemetry.SourcePolicy)
-		h := tel.Middleware()(handler(a, tel.Transport(authz.Transport(okTransport{}, "items", a), "items")))
+		h := tel.Middleware()(handler(a, tel.Transport(authz.Transport(okTransport{}, "items", "http://upstream", a), "items")))
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := h(ctx, "tools/call", req); err != nil {
