@@ -33,8 +33,10 @@
 // [Middleware] is an MCP receiving middleware. In tools/list a tool is
 // listed iff it is local or the caller may reach at least one of its
 // routes; in tools/call a tool the caller cannot see answers exactly like
-// a tool that does not exist, so that "hidden but callable" cannot happen
-// and nothing leaks a hidden tool's existence.
+// a tool that does not exist, in every state of the authorizer (an outage
+// included), so that "hidden but callable" cannot happen and no answer
+// leaks a hidden tool's existence. The time an answer takes can: see
+// [Middleware].
 //
 // # Upstream requests
 //

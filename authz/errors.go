@@ -33,8 +33,9 @@ func isAuthzError(err error) bool {
 // HiddenToolError is [Middleware]'s answer to a call of a tool the caller
 // may not see, or that the server does not have: the client sees exactly
 // the SDK's answer to an unknown tool, the JSON-RPC error -32602
-// `unknown tool "NAME"`, so that nothing tells a hidden tool from a
-// missing one. The server's log tells them apart by the type.
+// `unknown tool "NAME"`, so that no answer tells a hidden tool from a
+// missing one (timing may: see [Middleware]). The server's log tells
+// them apart by the type.
 type HiddenToolError struct {
 	// Tool is the name the client called.
 	Tool string

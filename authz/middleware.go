@@ -41,15 +41,26 @@ type MiddlewareOptions struct {
 // authenticated"; on an outage (or any other authorizer error) it is
 // -32603 "authorization service unavailable", the cause logged.
 //
-// tools/call: a tool the caller cannot see answers exactly like a tool
-// the server does not have (JSON-RPC -32602, `unknown tool "NAME"`: a
-// [*HiddenToolError]), so
-// nothing tells a hidden tool from a missing one: a tool absent from
-// tools, a caller the authorizer denies every route of the tool or finds
-// unauthenticated, and a request without a caller in its context. An
-// outage answers an isError result "authorization service unavailable"
-// (the cause logged), like the upstream [Transport] does. Local tools are
-// called without asking the authorizer.
+// tools/call: a tool the caller cannot see (the authorizer denies it
+// every route of the tool, or finds it unauthenticated; a tool absent
+// from tools) answers exactly like a name the server does not have. Both
+// ask the authorizer once (an unknown name about one route of the
+// server's, the decision ignored), so that both answers are the same in
+// every state of the authorizer: the JSON-RPC error -32602
+// `unknown tool "NAME"` (a [*HiddenToolError]) when it decides, and,
+// when it cannot (an outage), an isError result "authorization service
+// unavailable", the cause logged: every call, of a visible, hidden or
+// unknown tool, fails closed and says so, like the upstream [Transport]
+// does. A request without a caller in its context answers -32602 at
+// once. Local tools are called without asking the authorizer.
+//
+// What is not hidden is timing: both wait for one decision, but not for
+// the same routes, so an authorizer whose latency differs per route (a
+// decision cache warm for one and cold for the other, a proxy slower for
+// some paths) can let a caller tell a hidden tool from an unknown name
+// by the time the answer takes. Behind [Cached], a caller's repeated
+// calls of either are answered from the cache, and the difference
+// shrinks to the cache's.
 //
 // Tools absent from tools are hidden. Middleware panics if a is nil, if a
 // tool is nil, or if one is Local and has routes.
@@ -229,11 +240,21 @@ func (g *guard) call(ctx context.Context, next mcp.MethodHandler, method string,
 		return nil, errUnknownTool(name)
 	}
 	ta := g.tools[name]
-	if ta == nil {
-		return nil, errUnknownTool(name)
-	}
-	if ta.local {
+	if ta != nil && ta.local {
 		return next(ctx, method, req)
+	}
+	if ta == nil {
+		if len(g.routes) == 0 {
+			return nil, errUnknownTool(name) // no tool is hidden from anyone
+		}
+		// Answer like a hidden tool: ask the authorizer, once, about a
+		// route of the server's, so that an outage answers alike and an
+		// unknown name costs a round trip too; the decision is ignored.
+		_, err := g.visible(ctx, caller, g.routes[:1])
+		if err == nil || errors.As(err, new(*UnauthenticatedError)) {
+			return nil, errUnknownTool(name)
+		}
+		return g.outage(ctx, truncate.String(name), caller, err), nil
 	}
 	visible, err := g.visible(ctx, caller, ta.routes)
 	if err == nil {
@@ -247,6 +268,13 @@ func (g *guard) call(ctx context.Context, next mcp.MethodHandler, method string,
 		g.log().InfoContext(ctx, "authz: tools/call refused: caller not authenticated", slog.String("tool", name), slog.Any("caller", caller), slog.String("reason", redactText(unauth.Reason, caller)))
 		return nil, errUnknownTool(name)
 	}
+	return g.outage(ctx, name, caller, err), nil
+}
+
+// outage logs the authorizer's failure to decide a call of the tool name
+// and returns the call's answer: an isError result with the fixed text
+// "authorization service unavailable".
+func (g *guard) outage(ctx context.Context, name string, caller Caller, err error) *mcp.CallToolResult {
 	g.log().WarnContext(ctx, "authz: tools/call refused: authorization service unavailable", slog.String("tool", name), slog.Any("caller", caller), slog.String("cause", redact(err, caller)))
 	res := new(mcp.CallToolResult)
 	var outage *OutageError
@@ -254,5 +282,5 @@ func (g *guard) call(ctx context.Context, next mcp.MethodHandler, method string,
 		outage = &OutageError{Err: err}
 	}
 	res.SetError(outage) // the text is fixed; the server's log reads the type
-	return res, nil
+	return res
 }

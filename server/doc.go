@@ -63,7 +63,9 @@
 // subject, the outcome ("ok", "tool_error", "denied", "panic",
 // "cancelled", "unknown_tool", "outage", "input_required" or "error")
 // and the duration; a panic's value and stack too. Bearer tokens are
-// never logged. Panics in handlers and middleware are recovered and
+// never logged: the server's logger goes through a [RedactingHandler],
+// and a caller's value it echoes (a tool name, an argument quoted by a
+// validation error) is cut at 128 bytes. Panics in handlers and middleware are recovered and
 // reported to [Options.OnError]. A handler's error that wraps an
 // authorization refusal reaches the client as its fixed text, and one
 // that would show an upstream URL as "upstream request failed", whatever
