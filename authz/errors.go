@@ -39,6 +39,11 @@ func isAuthzError(err error) bool {
 type HiddenToolError struct {
 	// Tool is the name the client called.
 	Tool string
+	// Exists reports that the server has the tool and hides it from the
+	// caller; false for a name it does not have. The client is not shown
+	// it: it is for the server's log and telemetry, which must not take a
+	// name that does not exist for a tool's (a caller-made label).
+	Exists bool
 }
 
 // Error returns `unknown tool "NAME"`, the SDK's text, with a NAME

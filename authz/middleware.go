@@ -135,7 +135,9 @@ func errOutage() error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: textOutage}
 }
 
-func errUnknownTool(name string) error { return &HiddenToolError{Tool: name} }
+func errUnknownTool(name string, exists bool) error {
+	return &HiddenToolError{Tool: name, Exists: exists}
+}
 
 func (g *guard) list(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
 	caller, ok := CallerFromContext(ctx)
@@ -237,7 +239,7 @@ func (g *guard) call(ctx context.Context, next mcp.MethodHandler, method string,
 	caller, ok := CallerFromContext(ctx)
 	if !ok {
 		g.log().ErrorContext(ctx, "authz: tools/call without a caller in the context: the server must put one there (authz.WithCaller); refused", slog.String("tool", truncate.String(name)))
-		return nil, errUnknownTool(name)
+		return nil, errUnknownTool(name, g.tools[name] != nil)
 	}
 	ta := g.tools[name]
 	if ta != nil && ta.local {
@@ -245,16 +247,16 @@ func (g *guard) call(ctx context.Context, next mcp.MethodHandler, method string,
 	}
 	if ta == nil {
 		if len(g.routes) == 0 {
-			return nil, errUnknownTool(name) // no tool is hidden from anyone
+			return nil, errUnknownTool(name, false) // no tool is hidden from anyone
 		}
 		// Answer like a hidden tool: ask the authorizer, once, about a
 		// route of the server's, so that an outage answers alike and an
 		// unknown name costs a round trip too; the decision is ignored.
 		_, err := g.visible(ctx, caller, g.routes[:1])
 		if err == nil || errors.As(err, new(*UnauthenticatedError)) {
-			return nil, errUnknownTool(name)
+			return nil, errUnknownTool(name, false)
 		}
-		return g.outage(ctx, truncate.String(name), caller, err), nil
+		return g.outage(ctx, name, false, caller, err), nil
 	}
 	visible, err := g.visible(ctx, caller, ta.routes)
 	if err == nil {
@@ -262,24 +264,30 @@ func (g *guard) call(ctx context.Context, next mcp.MethodHandler, method string,
 			return next(ctx, method, req)
 		}
 		g.log().InfoContext(ctx, "authz: tools/call refused: the caller may reach none of the tool's routes", slog.String("tool", name), slog.Any("caller", caller))
-		return nil, errUnknownTool(name)
+		return nil, errUnknownTool(name, true)
 	}
 	if unauth := (*UnauthenticatedError)(nil); errors.As(err, &unauth) {
 		g.log().InfoContext(ctx, "authz: tools/call refused: caller not authenticated", slog.String("tool", name), slog.Any("caller", caller), slog.String("reason", redactText(unauth.Reason, caller)))
-		return nil, errUnknownTool(name)
+		return nil, errUnknownTool(name, true)
 	}
-	return g.outage(ctx, name, caller, err), nil
+	return g.outage(ctx, name, true, caller, err), nil
 }
 
 // outage logs the authorizer's failure to decide a call of the tool name
-// and returns the call's answer: an isError result with the fixed text
-// "authorization service unavailable".
-func (g *guard) outage(ctx context.Context, name string, caller Caller, err error) *mcp.CallToolResult {
-	g.log().WarnContext(ctx, "authz: tools/call refused: authorization service unavailable", slog.String("tool", name), slog.Any("caller", caller), slog.String("cause", redact(err, caller)))
+// (exists: a tool of the server's) and returns the call's answer: an
+// isError result with the fixed text "authorization service
+// unavailable". For a name the server does not have, the cause also
+// holds a [*HiddenToolError] (Exists false), for the server's log and
+// telemetry.
+func (g *guard) outage(ctx context.Context, name string, exists bool, caller Caller, err error) *mcp.CallToolResult {
+	g.log().WarnContext(ctx, "authz: tools/call refused: authorization service unavailable", slog.String("tool", truncate.String(name)), slog.Any("caller", caller), slog.String("cause", redact(err, caller)))
 	res := new(mcp.CallToolResult)
 	var outage *OutageError
 	if !errors.As(err, &outage) {
 		outage = &OutageError{Err: err}
+	}
+	if !exists {
+		outage = &OutageError{Err: errors.Join(outage.Err, &HiddenToolError{Tool: name})}
 	}
 	res.SetError(outage) // the text is fixed; the server's log reads the type
 	return res

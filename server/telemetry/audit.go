@@ -9,6 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolroute/toolroute/internal/truncate"
 )
 
 // AuditVersion is the version of the [Record] schema. It changes when a
@@ -148,7 +150,9 @@ func (t *Telemetry) auditCall(ctx context.Context, st *request, call *mcp.CallTo
 	r := t.newRecord(ctx, EventCall, st, start)
 	r.Tool = call.Params.Name
 	if !known {
-		r.Tool = truncate(r.Tool)
+		// An unknown name's decision was about no route of its own (authz
+		// asks once for it only to answer as for a hidden tool).
+		r.Tool, r.Decision = truncate.String(r.Tool), ""
 	}
 	r.Outcome, r.ErrorType = o.outcome, o.errorType
 	r.DurationMS = float64(d.Microseconds()) / 1000

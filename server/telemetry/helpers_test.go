@@ -160,7 +160,8 @@ type env struct {
 }
 
 type envOptions struct {
-	cache bool // decorate a decision cache around the policy
+	cache bool             // decorate a decision cache around the policy
+	inner authz.Authorizer // instead of the test policy
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -173,7 +174,11 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var a authz.Authorizer = e.tel.Authorizer(testPolicy(t), telemetry.SourcePolicy)
+	var inner authz.Authorizer = testPolicy(t)
+	if o.inner != nil {
+		inner = o.inner
+	}
+	var a authz.Authorizer = e.tel.Authorizer(inner, telemetry.SourcePolicy)
 	if o.cache {
 		a = e.tel.Authorizer(authz.Cached(a, time.Minute, 100), telemetry.SourceCache)
 	}

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/truncate"
 )
 
 // request is what the decorators learn about one MCP request, shared
@@ -153,7 +154,7 @@ func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, n
 	res, err = next(ctx, method, req)
 
 	o := classify(ctx, res, err, st)
-	known := call != nil && !(o.unknownTool && !o.asked)
+	known := call != nil && !o.unknownTool
 	if span.IsRecording() {
 		// The attributes at the end, in one call: the subject may have been
 		// learnt by the authorizer meanwhile.
@@ -166,7 +167,7 @@ func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, n
 			attrs = append(attrs, semconv.McpSessionID(s.ID()))
 		}
 		if call != nil {
-			attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(truncate(toolName)))
+			attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(truncate.String(toolName)))
 		}
 		st.mu.Lock()
 		subject := st.subject
@@ -210,15 +211,6 @@ func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, n
 	return res, err
 }
 
-// truncate bounds a client-chosen name on a span (MCP tool names have at
-// most 128 characters).
-func truncate(s string) string {
-	if len(s) > 128 {
-		return s[:128]
-	}
-	return s
-}
-
 // How a request ended (Record.Outcome), in the words of the server's log
 // record of a call.
 const (
@@ -237,7 +229,8 @@ type outcome struct {
 	outcome     string // call*
 	errorType   string // error.type: "tool_error", a JSON-RPC code, or "_OTHER"; "" if none
 	rpcCode     string // the JSON-RPC error code, if any
-	unknownTool bool   // answered like an unknown tool
+	unknownTool bool   // the name is no tool of the server's
+	hidden      bool   // answered like an unknown tool, but a tool of the server's
 	asked       bool   // the authorizer was asked during the request
 	cause       error
 }
@@ -255,7 +248,14 @@ func classify(ctx context.Context, res mcp.Result, err error, st *request) outco
 		case errors.As(err, &rpc):
 			o.rpcCode = strconv.FormatInt(rpc.Code, 10)
 			o.errorType = o.rpcCode
-			o.unknownTool = rpc.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(rpc.Message, "unknown tool")
+			sdkUnknown := rpc.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(rpc.Message, "unknown tool")
+			if h := (*authz.HiddenToolError)(nil); errors.As(err, &h) {
+				// authz says whether the server has the tool (it asks the
+				// authorizer for unknown names too).
+				o.unknownTool, o.hidden = !h.Exists, h.Exists
+			} else {
+				o.unknownTool, o.hidden = sdkUnknown && !asked, sdkUnknown && asked
+			}
 		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 			o.errorType = "cancelled"
 		default:
@@ -264,7 +264,7 @@ func classify(ctx context.Context, res mcp.Result, err error, st *request) outco
 		switch {
 		case o.errorType == "cancelled" || ctx.Err() != nil:
 			o.outcome = callCancelled
-		case o.unknownTool && asked:
+		case o.hidden:
 			o.outcome = callDenied // a hidden tool
 		case o.unknownTool:
 			o.outcome = callUnknownTool
@@ -288,6 +288,10 @@ func classify(ctx context.Context, res mcp.Result, err error, st *request) outco
 	default:
 		o.errorType = "tool_error"
 		o.cause = r.GetError()
+		// An outage's answer to a name the server does not have says so in
+		// its cause.
+		h := (*authz.HiddenToolError)(nil)
+		o.unknownTool = errors.As(o.cause, &h) && !h.Exists
 		var (
 			denied *authz.DeniedError
 			unauth *authz.UnauthenticatedError

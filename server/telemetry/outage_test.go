@@ -1,0 +1,58 @@
+package telemetry_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/server/servertest"
+	"github.com/toolroute/toolroute/tool"
+)
+
+// downAuthorizer cannot decide anything.
+type downAuthorizer struct{}
+
+func (downAuthorizer) Allow(context.Context, authz.Caller, tool.Route) error {
+	return &authz.OutageError{Err: errors.New("proxy down")}
+}
+
+func (downAuthorizer) AllowMany(context.Context, authz.Caller, []tool.Route) ([]bool, error) {
+	return nil, &authz.OutageError{Err: errors.New("proxy down")}
+}
+
+// TestUnknownToolDuringOutage: during an outage, authz answers an
+// unknown name as it answers a tool's call (an isError result, after
+// asking the authorizer); the name still reaches no metric label and no
+// span name, and its audit record names no decision.
+func TestUnknownToolDuringOutage(t *testing.T) {
+	e := newEnv(t, envOptions{inner: downAuthorizer{}})
+	cs := servertest.Connect(t, e.server, &viewer, nil)
+	for _, name := range []string{"get_item", "made_up_tool"} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"id": itemID}})
+		if err != nil || !res.IsError {
+			t.Fatalf("%s during an outage: %v %+v, want an isError result", name, err, res)
+		}
+	}
+	for name, m := range e.collect(t) {
+		for k := range points(m) {
+			if strings.Contains(k, "made_up") {
+				t.Errorf("%s has a label from a caller's value: %s", name, k)
+			}
+		}
+	}
+	for _, s := range e.spans.Ended() {
+		if strings.Contains(s.Name(), "made_up") {
+			t.Errorf("span named after a caller's value: %q", s.Name())
+		}
+	}
+	spanNamed(t, e.spans.Ended(), "tools/call get_item") // a known tool's span keeps its name
+	for _, r := range e.records(t) {
+		if r.Tool == "made_up_tool" && (r.Decision != "" || r.Outcome != "outage") {
+			t.Errorf("unknown name's record: %+v", r)
+		}
+	}
+}
