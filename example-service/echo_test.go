@@ -2,34 +2,17 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 )
 
-// postCall posts one JSON-RPC message as a 2025-11-25 client would, with
-// the bearer token, and returns the response body.
+// postCall posts one JSON-RPC message with the bearer token and returns
+// the response body of its HTTP 200 answer.
 func postCall(t *testing.T, url, token, body string) string {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, data := postRawBody(t, url, "Bearer "+token, body)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("HTTP %d: %.300s", resp.StatusCode, data)
 	}

@@ -638,6 +638,13 @@ func TestProxyAuthOutage(t *testing.T) {
 // the given Authorization header.
 func postRaw(t *testing.T, url, authorization, body string) *http.Response {
 	t.Helper()
+	resp, _ := postRawBody(t, url, authorization, body)
+	return resp
+}
+
+// postRawBody is postRaw, also returning the response's body.
+func postRawBody(t *testing.T, url, authorization, body string) (*http.Response, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -652,9 +659,12 @@ func postRaw(t *testing.T, url, authorization, body string) *http.Response {
 	if err != nil {
 		t.Fatal(err)
 	}
-	io.Copy(io.Discard, resp.Body)
+	data, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	return resp
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, data
 }
 
 func TestConfirmDestructive(t *testing.T) {
