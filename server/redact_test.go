@@ -11,8 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/syncbuf"
+	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
+	"github.com/toolroute/toolroute/server/servertest"
+	"github.com/toolroute/toolroute/tool"
 )
 
 type stringer string
@@ -104,4 +111,33 @@ func BenchmarkRedactingHandler(b *testing.B) {
 		tb, tw = tb+mid.Sub(start), tw+time.Since(mid)
 	}
 	b.ReportMetric(float64(tw)/float64(tb), "ratio")
+}
+
+// TestServerLogCarriesNoBearer: a tool error echoing the caller's
+// bearer (an upstream that echoed the Authorization header) reaches the
+// server's log redacted, through the handler server.New installs around
+// Options.Logger.
+func TestServerLogCarriesNoBearer(t *testing.T) {
+	const secret = "tok-8c2e1f0b9d"
+	r := registry.New[struct{}]()
+	r.Register(tool.Tool[struct{}]{
+		Name: "echo_header", Description: "Echo.", Local: true, Behaviour: behaviour.ReadOnly,
+		Handler: tool.Handle(func(ctx context.Context, _ struct{}, _ *mcp.CallToolRequest, _ struct{}) (struct{}, error) {
+			c, _ := authz.CallerFromContext(ctx)
+			return struct{}{}, errors.New("upstream: HTTP 500: you sent Authorization: Bearer " + c.Bearer)
+		}),
+	})
+	var logs syncbuf.Buffer
+	s, err := server.New(server.Options{Authorizer: authz.AllowAll(), Logger: slog.New(slog.NewTextHandler(&logs, nil))}, server.Install(r, struct{}{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := servertest.Connect(t, s, &authz.Caller{Subject: "alice", Bearer: secret}, nil)
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo_header", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	got := logs.String()
+	if !strings.Contains(got, "outcome=tool_error") || strings.Contains(got, secret) {
+		t.Errorf("log:\n%s", got)
+	}
 }
