@@ -34,8 +34,8 @@ func isAuthzError(err error) bool {
 // may not see, or that the server does not have: the client sees exactly
 // the SDK's answer to an unknown tool, the JSON-RPC error -32602
 // `unknown tool "NAME"`, so that no answer tells a hidden tool from a
-// missing one (timing may: see [Middleware]). The server's log tells
-// them apart by the type.
+// missing one (timing may: see [Middleware]). The server's log and
+// telemetry tell them apart by Exists.
 type HiddenToolError struct {
 	// Tool is the name the client called.
 	Tool string
