@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/benchtools"
 	"github.com/toolroute/toolroute/internal/schema"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
@@ -173,9 +174,15 @@ func BenchmarkCallInMemory(b *testing.B) {
 
 // connectMem connects a client to s over in-memory transports.
 func connectMem(b *testing.B, s *mcp.Server) *mcp.ClientSession {
+	return connectMemAs(b, s, authz.Caller{Subject: "bench"})
+}
+
+// connectMemAs connects a client to s over in-memory transports, as
+// caller.
+func connectMemAs(b testing.TB, s *mcp.Server, caller authz.Caller) *mcp.ClientSession {
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(authz.WithCaller(ctx, authz.Caller{Subject: "bench"}), st, nil)
+	ss, err := s.Connect(authz.WithCaller(ctx, caller), st, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -201,4 +208,116 @@ func loopCalls(b *testing.B, cs *mcp.ClientSession, args map[string]any) {
 			b.Fatalf("call: %v %v", err, res)
 		}
 	}
+}
+
+// BenchmarkListHTTP times the server side of a tools/list of 1,000 tools
+// over stateless HTTP (MCP 2025-11-25): raw JSON-RPC POSTs whose
+// responses are read as bytes, not decoded. toolroute filters the list
+// for its caller (an authz.Policy asked about each tool's route; the
+// caller may see them all) and encodes it from definitions encoded once;
+// raw go-sdk encodes every definition and schema for every list.
+func BenchmarkListHTTP(b *testing.B) {
+	const n = 1000
+	b.Run("raw", func(b *testing.B) {
+		loopPosts(b, benchtools.RawHTTP(benchtools.Raw(n, nil)), "", benchtools.ListBody)
+	})
+	b.Run("toolroute", func(b *testing.B) {
+		loopPosts(b, benchtools.ToolrouteHTTP(benchtools.Toolroute(n)), benchtools.Token, benchtools.ListBody)
+	})
+	// paired alternates the two, list by list, and reports each one's
+	// median time and their ratio.
+	b.Run("paired", func(b *testing.B) {
+		raw := httptest.NewServer(benchtools.RawHTTP(benchtools.Raw(n, nil)))
+		defer raw.Close()
+		tr := httptest.NewServer(benchtools.ToolrouteHTTP(benchtools.Toolroute(n)))
+		defer tr.Close()
+		c := &http.Client{}
+		var rawTimes, trTimes []time.Duration
+		timed := func(url, token string) time.Duration {
+			start := time.Now()
+			if _, err := benchtools.Post(c, url+"/mcp", token, benchtools.ListBody); err != nil {
+				b.Fatal(err)
+			}
+			return time.Since(start)
+		}
+		for b.Loop() {
+			if len(rawTimes)%2 == 0 {
+				rawTimes = append(rawTimes, timed(raw.URL, ""))
+				trTimes = append(trTimes, timed(tr.URL, benchtools.Token))
+			} else {
+				trTimes = append(trTimes, timed(tr.URL, benchtools.Token))
+				rawTimes = append(rawTimes, timed(raw.URL, ""))
+			}
+		}
+		reportMedians(b, rawTimes, trTimes, "list")
+	})
+}
+
+// loopPosts serves h (which answers at /mcp) on a loopback server and
+// times raw POSTs of body with bearer token.
+func loopPosts(b *testing.B, h http.Handler, token string, body []byte) {
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	c := &http.Client{}
+	if _, err := benchtools.Post(c, ts.URL+"/mcp", token, body); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := benchtools.Post(c, ts.URL+"/mcp", token, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// reportMedians reports raw's and toolroute's median times per op and
+// their ratio.
+func reportMedians(b *testing.B, rawTimes, trTimes []time.Duration, op string) {
+	rawMedian, trMedian := median(rawTimes), median(trTimes)
+	b.ReportMetric(float64(rawMedian.Nanoseconds()), "raw-ns/"+op)
+	b.ReportMetric(float64(trMedian.Nanoseconds()), "toolroute-ns/"+op)
+	b.ReportMetric(float64(trMedian)/float64(rawMedian), "ratio")
+}
+
+// BenchmarkListInMemory is a tools/list of 1,000 tools end to end, with
+// go-sdk's client over in-memory transports (its decoding included).
+func BenchmarkListInMemory(b *testing.B) {
+	const n = 1000
+	caller := authz.Caller{Subject: "bench", Roles: []string{"bench"}}
+	list := func(b *testing.B, cs *mcp.ClientSession) time.Duration {
+		start := time.Now()
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil || len(res.Tools) != n {
+			b.Fatalf("list: %v (%d tools)", err, len(res.Tools))
+		}
+		return time.Since(start)
+	}
+	b.Run("raw", func(b *testing.B) {
+		cs := connectMemAs(b, benchtools.Raw(n, nil), caller)
+		b.ReportAllocs()
+		for b.Loop() {
+			list(b, cs)
+		}
+	})
+	b.Run("toolroute", func(b *testing.B) {
+		cs := connectMemAs(b, benchtools.Toolroute(n), caller)
+		b.ReportAllocs()
+		for b.Loop() {
+			list(b, cs)
+		}
+	})
+	b.Run("paired", func(b *testing.B) {
+		rawCS, trCS := connectMemAs(b, benchtools.Raw(n, nil), caller), connectMemAs(b, benchtools.Toolroute(n), caller)
+		var rawTimes, trTimes []time.Duration
+		for b.Loop() {
+			if len(rawTimes)%2 == 0 {
+				rawTimes = append(rawTimes, list(b, rawCS))
+				trTimes = append(trTimes, list(b, trCS))
+			} else {
+				trTimes = append(trTimes, list(b, trCS))
+				rawTimes = append(rawTimes, list(b, rawCS))
+			}
+		}
+		reportMedians(b, rawTimes, trTimes, "list")
+	})
 }

@@ -123,7 +123,7 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	for _, in := range installs {
 		in.Install(s)
 	}
-	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: make(map[string]*call.Tool, len(tools))}
+	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: make(map[string]*call.Tool, len(tools)), lists: newListCache(tools)}
 	for _, t := range tools {
 		c.known[t.Tool] = &call.Tool{Info: t, Authorizer: opts.Authorizer, Logger: c.log, Server: true}
 	}
@@ -210,6 +210,7 @@ type chain struct {
 	timeout  time.Duration
 	interval time.Duration         // liveness reports; 0: none
 	known    map[string]*call.Tool // by name: what every call of the tool shares
+	lists    *listCache            // tools/list pages from definitions encoded once
 }
 
 // tokenCaller is where [HTTPHandler]'s verifier leaves the caller, in
@@ -274,6 +275,9 @@ func (c *chain) serve(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		defer c.recoverOther(ctx, method, caller, &err)
 		res, err = next(ctx, method, req)
+		if method == "tools/list" && err == nil {
+			res = c.lists.wrap(res)
+		}
 		if method != "tools/call" && isInternal(err) {
 			c.opts.reportError("toolroute: internal error", fmt.Errorf("%s: %w", method, err))
 		}

@@ -1,0 +1,218 @@
+// Package benchtools builds the servers the project's performance
+// benchmarks compare: the same tools (names, descriptions, annotations,
+// schemas) served by toolroute (server.New, a caller from a bearer token,
+// tools filtered by an in-process authz.Policy) and by a raw go-sdk
+// server, and the raw JSON-RPC POSTs that time them over stateless HTTP.
+// server's benchmarks and the bench module (which adds mark3labs/mcp-go)
+// use it. Nothing here is API, and no non-test code imports it.
+package benchtools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/schema"
+	"github.com/toolroute/toolroute/registry"
+	"github.com/toolroute/toolroute/server"
+	"github.com/toolroute/toolroute/tool"
+)
+
+// Args are a benchmark tool's arguments.
+type Args struct {
+	ID    string `json:"id" jsonschema:"minLength=1,description=the item's id"`
+	Limit int    `json:"limit,omitempty" jsonschema:"minimum=0,description=how many at most"`
+}
+
+// Out is a benchmark tool's structured result.
+type Out struct {
+	ID    string   `json:"id"`
+	Name  string   `json:"name"`
+	Count int      `json:"count"`
+	Tags  []string `json:"tags,omitempty"`
+}
+
+// Body is every benchmark tool's work, toolroute's and raw.
+func Body(in Args) Out { return Out{ID: in.ID, Name: "item " + in.ID, Count: in.Limit} }
+
+// Token is the bearer of the benchmarks' caller (subject "bench", role
+// "bench"), which may see every tool.
+const Token = "bench-token"
+
+// Name returns the name of tool i.
+func Name(i int) string { return fmt.Sprintf("tool_%04d", i) }
+
+// Description returns the description of tool i.
+func Description(i int) string {
+	return fmt.Sprintf("Fetch one item of collection %d of the benchmark service, by its id.", i)
+}
+
+// Path returns the upstream path of tool i's route, under service "bench".
+func Path(i int) string { return fmt.Sprintf("/api/v1/c%04d/items/{id}", i) }
+
+// Registry returns a registry of n tools, each with a route of its own.
+func Registry(n int) *registry.Registry[struct{}] {
+	r := registry.New[struct{}]()
+	h := tool.Handle(func(_ context.Context, _ struct{}, _ *mcp.CallToolRequest, in Args) (Out, error) {
+		return Body(in), nil
+	})
+	for i := range n {
+		r.Register(tool.Tool[struct{}]{
+			Name:             Name(i),
+			Title:            "Item",
+			Description:      Description(i),
+			ServiceKey:       "bench",
+			VisibilityRoutes: []tool.Route{tool.ServiceRoute("bench", http.MethodGet, Path(i))},
+			Behaviour:        behaviour.ReadOnly,
+			Handler:          h,
+		})
+	}
+	return r
+}
+
+// Policy is the benchmarks' authorizer: role "bench" may reach every
+// route of service "bench", so each list asks it about every tool's route.
+func Policy() authz.Authorizer {
+	p, err := authz.NewPolicy([]authz.RolePolicy{{Role: "bench", AccessPolicies: []authz.AccessPolicy{
+		{Path: "^/bench/api/v1/c[0-9]+/items/", Methods: []string{http.MethodGet}, Effect: "allow"},
+	}}})
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+var discard = slog.New(slog.DiscardHandler)
+
+// Toolroute returns server.New serving n tools, filtered by [Policy].
+func Toolroute(n int) *mcp.Server {
+	s, err := server.New(server.Options{Authorizer: Policy(), Logger: discard}, server.Install(Registry(n), struct{}{}))
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// ToolrouteHTTP serves s at /mcp as server.HTTPServer does (stateless),
+// its caller from the bearer [Token].
+func ToolrouteHTTP(s *mcp.Server) http.Handler {
+	hs, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(map[string]authz.Caller{
+		Token: {Subject: "bench", Roles: []string{"bench"}},
+	})})
+	if err != nil {
+		panic(err)
+	}
+	return hs.Handler()
+}
+
+// Schemas returns the input and output schemas every benchmark tool has,
+// as toolroute reflects them.
+func Schemas() (in, out *jsonschema.Schema) {
+	in, err := schema.Input(reflect.TypeFor[Args]())
+	if err != nil {
+		panic(err)
+	}
+	out, err = schema.Output(reflect.TypeFor[Out]())
+	if err != nil {
+		panic(err)
+	}
+	return in, out
+}
+
+// Raw returns a raw go-sdk server of the same n tools (the same
+// definitions and schemas), without authorization. cache may be nil.
+func Raw(n int, cache *mcp.SchemaCache) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ServerOptions{SchemaCache: cache})
+	in, out := Schemas()
+	for i := range n {
+		mcp.AddTool(s, &mcp.Tool{
+			Name: Name(i), Title: "Item", Description: Description(i),
+			Annotations: behaviour.ReadOnly.Annotations("Item", false, false),
+			InputSchema: in, OutputSchema: out,
+		}, func(_ context.Context, _ *mcp.CallToolRequest, a Args) (*mcp.CallToolResult, Out, error) {
+			return nil, Body(a), nil
+		})
+	}
+	return s
+}
+
+// RawHTTP serves s at /mcp with go-sdk's stateless streamable HTTP
+// handler, as toolroute's HTTPServer configures it.
+func RawHTTP(s *mcp.Server) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}))
+	return mux
+}
+
+// Version is the protocol version of the benchmarks' raw requests.
+const Version = "2025-11-25"
+
+// ListBody is a tools/list request.
+var ListBody = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
+
+// CallBody returns a tools/call request of tool name with id "42".
+func CallBody(name string) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + name + `","arguments":{"id":"42","limit":3}}}`)
+}
+
+// Post sends one JSON-RPC request to url over stateless streamable HTTP
+// (MCP [Version]), with token as its bearer ("" for none), and returns the
+// response body as bytes, undecoded. It fails on a status other than 200
+// and on a body without a result.
+func Post(c *http.Client, url, token string, body []byte) ([]byte, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", Version)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("benchtools: POST %s: %s: %s", url, resp.Status, b)
+	}
+	if !bytes.Contains(b, []byte(`"result":`)) {
+		return nil, fmt.Errorf("benchtools: POST %s: no result: %.300s", url, b)
+	}
+	return b, nil
+}
+
+// Result returns the JSON-RPC result in a response body Post returned
+// (plain JSON, or one server-sent event).
+func Result(body []byte) (json.RawMessage, error) {
+	s := string(body)
+	if i := strings.Index(s, "data: "); i >= 0 && !strings.HasPrefix(strings.TrimSpace(s), "{") {
+		s = s[i+len("data: "):]
+		s = strings.TrimSpace(strings.SplitN(s, "\n\n", 2)[0])
+	}
+	var msg struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(s), &msg); err != nil {
+		return nil, fmt.Errorf("benchtools: response: %w", err)
+	}
+	return msg.Result, nil
+}
