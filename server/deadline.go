@@ -68,12 +68,24 @@ type callTimer struct {
 	cancel context.CancelCauseFunc
 }
 
-var callTimers = sync.Pool{New: func() any {
+// callTimers holds stopped timers for reuse. Unlike a sync.Pool, which
+// a garbage collection empties (every few calls, at the allocation rate
+// of the SDK's JSON layer), it keeps them: up to its capacity, the most
+// calls in flight that reuse timers.
+var callTimers = make(chan *callTimer, 1024)
+
+// getTimer returns a stopped timer, from callTimers or new.
+func getTimer() *callTimer {
+	select {
+	case ct := <-callTimers:
+		return ct
+	default:
+	}
 	ct := &callTimer{}
 	ct.t = time.AfterFunc(time.Hour, ct.fire)
 	ct.t.Stop()
 	return ct
-}}
+}
 
 func (ct *callTimer) fire() {
 	ct.mu.Lock()
@@ -91,7 +103,10 @@ func (ct *callTimer) stop() {
 		ct.mu.Lock()
 		ct.cancel = nil
 		ct.mu.Unlock()
-		callTimers.Put(ct)
+		select {
+		case callTimers <- ct:
+		default: // full: let it go
+		}
 	}
 }
 
@@ -110,7 +125,7 @@ func withCallDeadline(ctx context.Context, timeout time.Duration) *callContext {
 		return c // the parent ends first: as context.WithDeadline, keep its
 	}
 	c.deadline = deadline
-	c.timer = callTimers.Get().(*callTimer)
+	c.timer = getTimer()
 	c.timer.mu.Lock()
 	c.timer.cancel = cancel
 	c.timer.mu.Unlock()
