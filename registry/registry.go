@@ -33,7 +33,7 @@ type Registry[C any] struct {
 
 type entry[C any] struct {
 	tool tool.Tool[C] // Description dedented; routes copied
-	site string       // FILE:LINE of the Register call
+	site site         // the Register call
 	call *tool.Call   // the tool as the server and authz see it; in every call's context
 	ann  *mcp.ToolAnnotations
 }
@@ -68,7 +68,7 @@ func (r *Registry[C]) Check(t tool.Tool[C]) error {
 	return r.check(t, site)
 }
 
-func (r *Registry[C]) register(t tool.Tool[C], site string) error {
+func (r *Registry[C]) register(t tool.Tool[C], site site) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.check(t, site); err != nil {
@@ -89,7 +89,7 @@ func (r *Registry[C]) register(t tool.Tool[C], site string) error {
 }
 
 // check returns every rule t breaks; r.mu must be held.
-func (r *Registry[C]) check(t tool.Tool[C], site string) error {
+func (r *Registry[C]) check(t tool.Tool[C], site site) error {
 	var errs []error
 	fail := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("registry: tool %q (registered at %s): %s", t.Name, site, fmt.Sprintf(format, args...)))
@@ -134,7 +134,10 @@ func (r *Registry[C]) check(t tool.Tool[C], site string) error {
 			fail("%v", err)
 		}
 	}
-	seen := map[tool.Route]tool.Route{} // by the route with its placeholders unnamed
+	var seen map[tool.Route]tool.Route // by the route with its placeholders unnamed
+	if len(t.VisibilityRoutes) > 1 {
+		seen = make(map[tool.Route]tool.Route, len(t.VisibilityRoutes))
+	}
 	for _, rt := range t.VisibilityRoutes {
 		if err := rt.Validate(); err != nil {
 			fail("invalid %v", err)
@@ -146,6 +149,9 @@ func (r *Registry[C]) check(t tool.Tool[C], site string) error {
 				hint = `; if it was built with tool.ServiceRoute, the path must start with "/"`
 			}
 			fail("route %s is outside service %q (its URI must start with %q%s)", rt, t.ServiceKey, "/"+t.ServiceKey+"/", hint)
+		}
+		if seen == nil {
+			continue
 		}
 		key := unnamed(rt)
 		if prev, ok := seen[key]; ok {
@@ -207,13 +213,29 @@ func unnamed(rt tool.Route) tool.Route {
 	return tool.Route{URI: strings.Join(segs, "/"), Method: rt.Method}
 }
 
-// caller returns FILE:LINE of the function skip frames up.
-func caller(skip int) string {
-	_, file, line, ok := runtime.Caller(skip)
-	if !ok {
+// site is where a tool was registered: the program counter of the
+// Register (or Check) call, resolved to FILE:LINE only for a message.
+type site uintptr
+
+// caller returns the site of the function skip frames up.
+func caller(skip int) site {
+	var pc [1]uintptr
+	if runtime.Callers(skip+1, pc[:]) < 1 {
+		return 0
+	}
+	return site(pc[0])
+}
+
+// String returns FILE:LINE, or "unknown".
+func (s site) String() string {
+	if s == 0 {
 		return "unknown"
 	}
-	return fmt.Sprintf("%s:%d", file, line)
+	f, _ := runtime.CallersFrames([]uintptr{uintptr(s)}).Next()
+	if f.File == "" {
+		return "unknown"
+	}
+	return fmt.Sprintf("%s:%d", f.File, f.Line)
 }
 
 // dedent trims s and removes the indentation its lines have in common,
@@ -224,6 +246,12 @@ func caller(skip int) string {
 // relative indentation survives ("\n\t\tA.\n\t\t  B.\n\t" gives
 // "A.\n  B.").
 func dedent(s string) string {
+	if !strings.Contains(s, "\n") {
+		if strings.TrimSpace(s) == "" {
+			return ""
+		}
+		return strings.Trim(s, " \t")
+	}
 	lines := strings.Split(s, "\n")
 	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
 		lines = lines[1:]
@@ -304,6 +332,11 @@ func (r *Registry[C]) AnnotationsFor(name string) *mcp.ToolAnnotations {
 	if !ok {
 		return nil
 	}
+	return e.annotations()
+}
+
+// annotations returns a fresh copy of e's annotations.
+func (e *entry[C]) annotations() *mcp.ToolAnnotations {
 	a := *e.ann
 	a.DestructiveHint = ptr(*e.ann.DestructiveHint)
 	a.OpenWorldHint = ptr(*e.ann.OpenWorldHint)
@@ -375,7 +408,7 @@ func (r *Registry[C]) Install(s *mcp.Server, deps C) {
 			Name:        e.tool.Name,
 			Title:       e.tool.Title,
 			Description: e.tool.Description,
-			Annotations: r.AnnotationsFor(e.tool.Name),
+			Annotations: e.annotations(),
 		}
 		call.AddTool(e.tool.Handler, s, t, deps)
 	}
