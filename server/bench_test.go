@@ -231,11 +231,11 @@ func BenchmarkListHTTP(b *testing.B) {
 		defer raw.Close()
 		tr := httptest.NewServer(benchtools.ToolrouteHTTP(benchtools.Toolroute(n)))
 		defer tr.Close()
-		c := &http.Client{}
+		c := &benchtools.Client{}
 		var rawTimes, trTimes []time.Duration
 		timed := func(url, token string) time.Duration {
 			start := time.Now()
-			if _, err := benchtools.Post(c, url+"/mcp", token, benchtools.ListBody); err != nil {
+			if _, err := c.Post(url+"/mcp", token, benchtools.ListBody); err != nil {
 				b.Fatal(err)
 			}
 			return time.Since(start)
@@ -258,13 +258,13 @@ func BenchmarkListHTTP(b *testing.B) {
 func loopPosts(b *testing.B, h http.Handler, token string, body []byte) {
 	ts := httptest.NewServer(h)
 	defer ts.Close()
-	c := &http.Client{}
-	if _, err := benchtools.Post(c, ts.URL+"/mcp", token, body); err != nil {
+	c := &benchtools.Client{}
+	if _, err := c.Post(ts.URL+"/mcp", token, body); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := benchtools.Post(c, ts.URL+"/mcp", token, body); err != nil {
+		if _, err := c.Post(ts.URL+"/mcp", token, body); err != nil {
 			b.Fatal(err)
 		}
 	}

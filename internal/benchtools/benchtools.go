@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -167,11 +166,19 @@ func CallBody(name string) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + name + `","arguments":{"id":"42","limit":3}}}`)
 }
 
+// Client sends raw JSON-RPC POSTs and reads each response into one
+// buffer it reuses, so that a benchmark measures the server rather than
+// the client's buffer growth. A Client is not safe for concurrent use.
+type Client struct {
+	HTTP *http.Client // nil: http.DefaultClient
+	buf  bytes.Buffer
+}
+
 // Post sends one JSON-RPC request to url over stateless streamable HTTP
 // (MCP [Version]), with token as its bearer ("" for none), and returns the
-// response body as bytes, undecoded. It fails on a status other than 200
-// and on a body without a result.
-func Post(c *http.Client, url, token string, body []byte) ([]byte, error) {
+// response body as bytes, undecoded, valid until the next Post. It fails
+// on a status other than 200 and on a body without a result.
+func (c *Client) Post(url, token string, body []byte) ([]byte, error) {
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -182,15 +189,20 @@ func Post(c *http.Client, url, token string, body []byte) ([]byte, error) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := c.Do(req)
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
+	c.buf.Reset()
+	if _, err := c.buf.ReadFrom(resp.Body); err != nil {
 		return nil, err
 	}
+	b := c.buf.Bytes()
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("benchtools: POST %s: %s: %s", url, resp.Status, b)
 	}
