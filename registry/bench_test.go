@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/benchtools"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -203,23 +204,26 @@ func BenchmarkInstall1000Interleaved(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			opts := &mcp.ServerOptions{SchemaCache: bc.cache}
 			var trs, raws []time.Duration
+			var trCPU, rawCPU time.Duration // process CPU time, GC included
 			for b.Loop() {
 				toolroute := func() {
-					start := time.Now()
+					start, cpu := time.Now(), benchtools.CPUTime()
 					r := registry.New[*Deps]()
 					for _, name := range benchNames {
 						r.Register(benchTool(name))
 					}
 					r.Install(mcp.NewServer(impl, opts), &Deps{})
 					trs = append(trs, time.Since(start))
+					trCPU += benchtools.CPUTime() - cpu
 				}
 				sdk := func() {
-					start := time.Now()
+					start, cpu := time.Now(), benchtools.CPUTime()
 					s := mcp.NewServer(impl, opts)
 					for _, name := range benchNames {
 						mcp.AddTool(s, &mcp.Tool{Name: name, Description: "Fetch one item of the benchmark service."}, rawHandler)
 					}
 					raws = append(raws, time.Since(start))
+					rawCPU += benchtools.CPUTime() - cpu
 				}
 				// Alternate which side goes first.
 				if len(trs)%2 == 0 {
@@ -237,6 +241,9 @@ func BenchmarkInstall1000Interleaved(b *testing.B) {
 			b.ReportMetric(float64(tr.Nanoseconds()), "toolroute-ns/op")
 			b.ReportMetric(float64(raw.Nanoseconds()), "raw-ns/op")
 			b.ReportMetric(float64(tr)/float64(raw), "toolroute/raw")
+			if rawCPU > 0 {
+				b.ReportMetric(float64(trCPU)/float64(rawCPU), "cpu-toolroute/raw")
+			}
 		})
 	}
 }

@@ -69,7 +69,11 @@ var ErrShuttingDown = errors.New("server: shutting down")
 //     where they do not fit. A null top-level argument that is not
 //     required, where the schema refuses null, is dropped (models send
 //     null for arguments they leave out; encoding/json reads it so);
-//  6. [Options.Middleware], in order;
+//  6. [Options.Middleware], in order. A tools/list page is written from
+//     each tool's definition encoded once, at the first list that shows
+//     it: a middleware that changes a listed tool replaces it with a
+//     changed copy, as it would a tool of the SDK's, never changing it in
+//     place;
 //  7. the installers' own middleware (a registry's recovers a panic in
 //     the SDK's decoding of the arguments or encoding of the result into
 //     an isError result), then the SDK, then the typed handler, which
