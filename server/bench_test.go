@@ -110,12 +110,7 @@ func rawServer() *mcp.Server {
 }
 
 // rawHandler serves the echo tool from a raw go-sdk server at /mcp.
-func rawHandler() http.Handler {
-	s := rawServer()
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}))
-	return mux
-}
+func rawHandler() http.Handler { return benchtools.RawHTTP(rawServer()) }
 
 // toolrouteServer serves the echo tool, declared as a mapped tool, from
 // server.New.
