@@ -253,7 +253,12 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		// The observers run outside serve's own recovery: a panicking
 		// observer must not take the process down either.
 		defer c.recoverOther(ctx, method, caller, &err)
-		return served(ctx, method, req)
+		res, err = served(ctx, method, req)
+		if method == "tools/list" && err == nil {
+			// Last, so that every layer sees an *mcp.ListToolsResult.
+			res = c.lists.wrap(res)
+		}
+		return res, err
 	}
 }
 
@@ -279,9 +284,6 @@ func (c *chain) serve(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		defer c.recoverOther(ctx, method, caller, &err)
 		res, err = next(ctx, method, req)
-		if method == "tools/list" && err == nil {
-			res = c.lists.wrap(res)
-		}
 		if method != "tools/call" && isInternal(err) {
 			c.opts.reportError("toolroute: internal error", fmt.Errorf("%s: %w", method, err))
 		}
