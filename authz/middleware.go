@@ -1,7 +1,10 @@
 package authz
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,9 +36,12 @@ type MiddlewareOptions struct {
 // or reachable through its Routes.
 //
 // tools/list: a tool is listed iff it is Local or the caller may reach at
-// least one of its routes. Each page costs one [Authorizer.AllowMany] over
-// the page's distinct routes. The result keeps the page's nextCursor and
-// carries cacheScope "private". It fails closed and never returns an
+// least one of its routes. Each page of the SDK's costs one
+// [Authorizer.AllowMany] over the page's distinct routes. A filtered page
+// ends at its last visible tool, and its nextCursor names that tool,
+// never a hidden one (the SDK's cursor names the last tool of its
+// unfiltered page); a page without a visible tool is followed by the
+// next. The result carries cacheScope "private". It fails closed and never returns an
 // unfiltered list: without a caller in the context, or if the authorizer
 // answers unauthenticated, it is the JSON-RPC error -32600 "not
 // authenticated"; on an outage (or any other authorizer error) it is
@@ -145,15 +151,53 @@ func (g *guard) list(ctx context.Context, next mcp.MethodHandler, method string,
 		g.log().ErrorContext(ctx, "authz: tools/list without a caller in the context: the server must put one there (authz.WithCaller); refused")
 		return nil, errNotAuthenticated()
 	}
-	res, err := next(ctx, method, req)
-	if err != nil {
-		return nil, err
+	// The SDK's nextCursor names the last tool of its (unfiltered) page.
+	// When that tool is hidden, the cursor would tell its name: the page
+	// then ends at its last visible tool instead, and a page with none is
+	// followed by the next one, so that a cursor only ever names a tool
+	// the caller sees.
+	for {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return nil, err
+		}
+		out, err := g.filterPage(ctx, caller, res)
+		if err != nil || out.NextCursor == "" {
+			return out, err
+		}
+		if n := len(out.Tools); n > 0 {
+			if last := out.Tools[n-1].Name; !cursorNames(out.NextCursor, last) {
+				if out.NextCursor, err = cursorAfter(last); err != nil {
+					g.log().ErrorContext(ctx, "authz: tools/list: encoding a cursor failed; refused", slog.String("cause", err.Error()))
+					return nil, errOutage()
+				}
+			}
+			return out, nil
+		}
+		lreq, ok := req.(*mcp.ListToolsRequest)
+		if !ok {
+			return nil, errOutage()
+		}
+		params := mcp.ListToolsParams{}
+		if lreq.Params != nil {
+			params = *lreq.Params
+		}
+		params.Cursor = out.NextCursor
+		copied := *lreq
+		copied.Params = &params
+		req = &copied
 	}
+}
+
+// filterPage returns the page res (a tools/list result) with only the
+// tools caller may see.
+func (g *guard) filterPage(ctx context.Context, caller Caller, res mcp.Result) (*mcp.ListToolsResult, error) {
 	lr, ok := res.(*mcp.ListToolsResult)
 	if !ok || lr == nil {
 		g.log().ErrorContext(ctx, "authz: tools/list returned an unexpected result; refused", slog.String("type", fmt.Sprintf("%T", res)))
 		return nil, errOutage()
 	}
+	var err error
 	// Ask once about the distinct routes of the page's mapped tools.
 	ask := make([]tool.Route, 0, len(lr.Tools))
 	var pos []int32 // route id → 1 + index into ask; 0: not asked
@@ -209,6 +253,31 @@ func (g *guard) list(ctx context.Context, next mcp.MethodHandler, method string,
 	out.Tools = tools
 	out.CacheScope = "private"
 	return &out, nil
+}
+
+// pageToken is go-sdk's pagination cursor before its encoding: the
+// unique id (for tools, the name) of the last item of a page, gob-encoded
+// and then base64url-encoded (go-sdk mcp/server.go, encodeCursor).
+// TestCursorAfterResumesTheSDK fails if the SDK changes it.
+type pageToken struct{ LastUID string }
+
+// cursorAfter returns the cursor go-sdk resumes after the tool name.
+func cursorAfter(name string) (string, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(pageToken{LastUID: name}); err != nil {
+		return "", err
+	}
+	return base64.URLEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+// cursorNames reports whether cursor resumes after the tool name.
+func cursorNames(cursor, name string) bool {
+	b, err := base64.URLEncoding.DecodeString(cursor)
+	if err != nil {
+		return false
+	}
+	var t pageToken
+	return gob.NewDecoder(bytes.NewReader(b)).Decode(&t) == nil && t.LastUID == name
 }
 
 // visible reports whether caller may reach at least one of routes, in

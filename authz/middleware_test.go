@@ -1,7 +1,10 @@
 package authz_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"strings"
@@ -56,8 +59,10 @@ func TestVisibility(t *testing.T) {
 					if diff := cmp.Diff(tt.want, got); diff != "" {
 						t.Errorf("tools/list (-want +got):\n%s", diff)
 					}
-					if pageSize == 2 && len(scopes) < 4 {
-						t.Errorf("got %d pages, want at least 4 (8 tools, 2 a page)", len(scopes))
+					// Pages end at their last visible tool; a page without
+					// one is skipped: at most 2 visible tools a page.
+					if pageSize == 2 && len(scopes) < (len(tt.want)+1)/2 {
+						t.Errorf("got %d pages, want at least %d (%d visible tools, at most 2 a page)", len(scopes), (len(tt.want)+1)/2, len(tt.want))
 					}
 					for i, s := range scopes {
 						if s != "private" {
@@ -478,4 +483,75 @@ func panicValue(f func()) (v any) {
 	defer func() { v = recover() }()
 	f()
 	return nil
+}
+
+// TestListCursorsNameOnlyVisibleTools: the SDK's nextCursor names the
+// last tool of its unfiltered page; a filtered page must never pass on a
+// cursor naming a tool the caller does not see, and following the cursors
+// still lists every visible tool once.
+func TestListCursorsNameOnlyVisibleTools(t *testing.T) {
+	for _, pageSize := range []int{1, 2, 3} {
+		for _, roles := range [][]string{{"reporter"}, {"editor"}, {"viewer"}, {"nobody"}} {
+			t.Run(fmt.Sprintf("page%d/%s", pageSize, roles[0]), func(t *testing.T) {
+				h := newHarness(t, harnessOptions{
+					authorizer: testPolicy(t),
+					skip:       []string{"unmapped"},
+					pageSize:   pageSize,
+					caller:     &authz.Caller{Subject: "alice", Roles: roles, Bearer: secretBearer},
+				})
+				want, _, err := newHarness(t, harnessOptions{
+					authorizer: testPolicy(t),
+					skip:       []string{"unmapped"},
+					caller:     &authz.Caller{Subject: "alice", Roles: roles, Bearer: secretBearer},
+				}).listNames(t)
+				if err != nil {
+					t.Fatal(err)
+				}
+				visible := map[string]bool{}
+				for _, n := range want {
+					visible[n] = true
+				}
+				var got []string
+				cursor := ""
+				for pages := 0; ; pages++ {
+					if pages > 20 {
+						t.Fatal("more than 20 pages for 8 tools")
+					}
+					res, err := h.session.ListTools(context.Background(), &mcp.ListToolsParams{Cursor: cursor})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, tl := range res.Tools {
+						got = append(got, tl.Name)
+					}
+					if res.NextCursor == "" {
+						break
+					}
+					named := cursorName(t, res.NextCursor)
+					if !visible[named] {
+						t.Errorf("a page's nextCursor names %q, which the caller does not see", named)
+					}
+					cursor = res.NextCursor
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("tools listed page by page (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// cursorName decodes go-sdk's cursor: the gob-encoded name of the last
+// tool of a page, base64url-encoded.
+func cursorName(t *testing.T, cursor string) string {
+	t.Helper()
+	b, err := base64.URLEncoding.DecodeString(cursor)
+	if err != nil {
+		t.Fatalf("cursor %q: %v", cursor, err)
+	}
+	var tok struct{ LastUID string }
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&tok); err != nil {
+		t.Fatalf("cursor %q: %v", cursor, err)
+	}
+	return tok.LastUID
 }
