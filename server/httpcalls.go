@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -46,7 +47,10 @@ type requestKey struct{}
 // With a [Cancellations] (rel not nil), a cancellation that finds no call
 // of its caller in flight here is published to the other replicas, and
 // theirs are delivered here: stop ends the subscription.
-func bindCalls(h http.Handler, maxBody int64, rel *relay) (_ http.Handler, stop func()) {
+//
+// d, if not nil, is the drain every call of a request reaches (see
+// [drain]): the request's context carries it.
+func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Handler, stop func()) {
 	calls := &statelessCalls{m: map[callKey]callSet{}}
 	stop = func() {}
 	if rel != nil {
@@ -61,9 +65,8 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay) (_ http.Handler, stop 
 		})
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithCancelCause(r.Context())
-		defer cancel(errRequestEnded)
-		defer context.AfterFunc(r.Context(), func() { cancel(errRequestEnded) })()
+		b := &boundRequestCtx{Context: r.Context(), drain: d}
+		defer b.end(errRequestEnded)
 		if user, ok := callerKey(r); ok && r.Method == http.MethodPost {
 			body, err := peekBody(w, r, maxBody)
 			if err != nil {
@@ -78,20 +81,101 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay) (_ http.Handler, stop 
 				}
 			}
 			if len(ids) > 0 {
-				e := &callEntry{cancel: cancel}
-				calls.add(user, ids, e)
-				defer calls.remove(user, ids, e)
+				calls.add(user, ids, b)
+				defer calls.remove(user, ids, b)
 			}
 		}
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, ctx)))
+		h.ServeHTTP(w, r.WithContext(b))
 	}), stop
 }
 
-// boundRequest returns the context of the stateless HTTP request a call
-// came in, or nil.
-func boundRequest(ctx context.Context) context.Context {
-	rc, _ := ctx.Value(requestKey{}).(context.Context)
-	return rc
+// boundRequestCtx is the context of a stateless HTTP request, and what
+// ends the calls it carries (see [bindCalls]): the calls bind their
+// contexts to it. One allocation carries the request's values for its
+// calls, and ends them.
+type boundRequestCtx struct {
+	context.Context        // the request's
+	drain           *drain // nil: none
+
+	mu    sync.Mutex
+	cause error          // why the request ended; nil while it runs
+	stop  func() bool    // stops the watch on the request's context; nil: none
+	call  *callContext   // bound, nearly always the only one
+	more  []*callContext // bound besides (a batch)
+}
+
+// Value answers the context's own keys, sparing a request two contexts.
+func (b *boundRequestCtx) Value(key any) any {
+	switch key.(type) {
+	case requestKey:
+		return b
+	case drainKey:
+		if b.drain != nil {
+			return b.drain
+		}
+	}
+	return b.Context.Value(key)
+}
+
+// bind has cc cancelled when the request ends (with the cause it ends
+// with), at once if it has ended.
+func (b *boundRequestCtx) bind(cc *callContext) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cause != nil {
+		cc.cancel(b.cause)
+		return
+	}
+	if b.stop == nil {
+		b.stop = context.AfterFunc(b.Context, b.gone)
+	}
+	if b.call == nil {
+		b.call = cc
+	} else {
+		b.more = append(b.more, cc)
+	}
+}
+
+// unbind forgets cc: its call is over.
+func (b *boundRequestCtx) unbind(cc *callContext) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.call == cc {
+		b.call = nil
+		return
+	}
+	if i := slices.Index(b.more, cc); i >= 0 {
+		b.more = slices.Delete(b.more, i, i+1)
+	}
+}
+
+// gone ends the request when the client went away.
+func (b *boundRequestCtx) gone() { b.end(errRequestEnded) }
+
+// end ends the request (the first cause is kept), cancelling its calls.
+func (b *boundRequestCtx) end(cause error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cause != nil {
+		return
+	}
+	b.cause = cause
+	if b.stop != nil {
+		b.stop()
+	}
+	if b.call != nil {
+		b.call.cancel(cause)
+	}
+	for _, cc := range b.more {
+		cc.cancel(cause)
+	}
+}
+
+// boundRequest returns the stateless HTTP request a call came in, or
+// nil.
+func boundRequest(ctx context.Context) *boundRequestCtx {
+	b, _ := ctx.Value(requestKey{}).(*boundRequestCtx)
+	return b
 }
 
 // callerID is a verified caller as [Cancellations] know it: the SHA-256
@@ -290,14 +374,11 @@ type callKey struct {
 	id   string
 }
 
-// callEntry is one stateless request in flight, which cancel ends.
-type callEntry struct{ cancel context.CancelCauseFunc }
-
 // callSet is the requests in flight under one key: nearly always one
 // (first), without a map of its own.
 type callSet struct {
-	first *callEntry
-	more  map[*callEntry]struct{}
+	first *boundRequestCtx
+	more  map[*boundRequestCtx]struct{}
 }
 
 // statelessCalls is the stateless requests in flight, by caller and id.
@@ -308,7 +389,7 @@ type statelessCalls struct {
 	m  map[callKey]callSet
 }
 
-func (c *statelessCalls) add(user callerID, ids []string, e *callEntry) {
+func (c *statelessCalls) add(user callerID, ids []string, e *boundRequestCtx) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, id := range ids {
@@ -318,7 +399,7 @@ func (c *statelessCalls) add(user callerID, ids []string, e *callEntry) {
 		case s.first == nil:
 			s.first = e
 		case s.more == nil:
-			s.more = map[*callEntry]struct{}{e: {}}
+			s.more = map[*boundRequestCtx]struct{}{e: {}}
 		default:
 			s.more[e] = struct{}{}
 		}
@@ -326,7 +407,7 @@ func (c *statelessCalls) add(user callerID, ids []string, e *callEntry) {
 	}
 }
 
-func (c *statelessCalls) remove(user callerID, ids []string, e *callEntry) {
+func (c *statelessCalls) remove(user callerID, ids []string, e *boundRequestCtx) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, id := range ids {
@@ -355,10 +436,10 @@ func (c *statelessCalls) cancel(k callKey) bool {
 	defer c.mu.Unlock()
 	s, ok := c.m[k]
 	if s.first != nil {
-		s.first.cancel(errClientCancelled)
+		s.first.end(errClientCancelled)
 	}
 	for e := range s.more {
-		e.cancel(errClientCancelled)
+		e.end(errClientCancelled)
 	}
 	return ok
 }

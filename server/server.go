@@ -342,7 +342,8 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 			defer context.AfterFunc(d.Aborted(), func() { cc.cancel(ErrShuttingDown) })()
 		}
 		if rc != nil {
-			defer context.AfterFunc(rc, func() { cc.cancel(context.Cause(rc)) })()
+			rc.bind(cc)
+			defer rc.unbind(cc)
 		}
 		ctx = cc
 	}
