@@ -294,21 +294,13 @@ func scanMessages(body []byte) (ids, cancelled []string) {
 	if !bytes.Contains(body, []byte("tools/call")) && !bytes.Contains(body, []byte("notifications/cancelled")) && bytes.IndexByte(body, '\\') < 0 {
 		return nil, nil
 	}
-	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) > 0 && b[0] == '[' {
-		var msgs []wireMessage
-		if json.Unmarshal(b, &msgs) != nil {
-			return nil, nil
-		}
-		for i := range msgs {
-			ids, cancelled = msgs[i].scan(ids, cancelled)
-		}
-		return ids, cancelled
-	}
-	var m wireMessage
-	if json.Unmarshal(body, &m) != nil {
+	if !json.Valid(body) {
 		return nil, nil
 	}
-	return m.scan(ids, cancelled)
+	if m, ok := scanPlain(body); ok {
+		return m.scan(nil, nil)
+	}
+	return scanDecoded(body)
 }
 
 // scan appends m's call id to ids, or the id m cancels to cancelled.
