@@ -256,3 +256,38 @@ func TestCancellationsDown(t *testing.T) {
 		t.Errorf("3 cancellations took %v while Publish hangs: a request waited for it", took)
 	}
 }
+
+// TestStatelessCallEndsWithItsRequest: over stateless HTTP, a 2025
+// client's call whose request ends (the client goes away, sending no
+// notifications/cancelled) is cancelled, with the request's end as its
+// cause.
+func TestStatelessCallEndsWithItsRequest(t *testing.T) {
+	d := newDeps("a")
+	hs := startHTTP(t, newTestServer(t, server.Options{}, d), server.HTTPOptions{})
+	ctx, leave := context.WithCancel(context.Background())
+	defer leave()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL(), strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"wait","arguments":{}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+secretToken)
+	req.Header.Set("Mcp-Protocol-Version", v2025)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-d.started
+	leave()
+	select {
+	case cause := <-d.causes:
+		if !errors.Is(cause, server.ErrRequestEndedForTest) {
+			t.Errorf("cause %v, want the request's end", cause)
+		}
+	case <-time.After(5 * time.Second):
+		close(d.release)
+		t.Fatal("the call went on after its request ended")
+	}
+	<-done
+}
