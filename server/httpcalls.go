@@ -65,7 +65,11 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Hand
 		})
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b := &boundRequestCtx{Context: r.Context(), drain: d}
+		// A 2026-07-28 request's calls end with it by the SDK's own doing
+		// (StreamableHTTPOptions.PropagateRequestCancellation, for a
+		// request with this header whose body it parses): no need to
+		// watch it (TestStatelessCallEndsWithItsRequest fails if the SDK stops).
+		b := &boundRequestCtx{Context: r.Context(), drain: d, sdkEnds: r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"}
 		defer b.end(errRequestEnded)
 		if user, ok := callerKey(r); ok && r.Method == http.MethodPost {
 			body, err := peekBody(w, r, maxBody)
@@ -97,11 +101,12 @@ type boundRequestCtx struct {
 	context.Context        // the request's
 	drain           *drain // nil: none
 
-	mu    sync.Mutex
-	cause error          // why the request ended; nil while it runs
-	stop  func() bool    // stops the watch on the request's context; nil: none
-	call  *callContext   // bound, nearly always the only one
-	more  []*callContext // bound besides (a batch)
+	mu      sync.Mutex
+	cause   error          // why the request ended; nil while it runs
+	stop    func() bool    // stops the watch on the request's context; nil: none
+	sdkEnds bool           // the SDK ends the calls when the request ends: no watch
+	call    *callContext   // bound, nearly always the only one
+	more    []*callContext // bound besides (a batch)
 }
 
 // Value answers the context's own keys, sparing a request two contexts.
@@ -126,7 +131,7 @@ func (b *boundRequestCtx) bind(cc *callContext) {
 		cc.cancel(b.cause)
 		return
 	}
-	if b.stop == nil {
+	if b.stop == nil && !b.sdkEnds {
 		b.stop = context.AfterFunc(b.Context, b.gone)
 	}
 	if b.call == nil {
