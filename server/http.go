@@ -513,7 +513,7 @@ func limitBody(h http.Handler, timeout time.Duration) http.Handler {
 		}
 		// A writer without deadlines (a test recorder, a wrapping
 		// middleware that hides them) is served unbounded: nothing to do.
-		if http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout)) == nil {
+		if setReadDeadline(w, time.Now().Add(timeout)) == nil {
 			// A copy: net/http checks its own body after the handler, to
 			// close a connection whose body failed.
 			r = r.WithContext(r.Context())
@@ -523,12 +523,21 @@ func limitBody(h http.Handler, timeout time.Duration) http.Handler {
 	})
 }
 
+// setReadDeadline is http.ResponseController's SetReadDeadline, without
+// allocating the controller for net/http's own writer.
+func setReadDeadline(w http.ResponseWriter, t time.Time) error {
+	if d, ok := w.(interface{ SetReadDeadline(time.Time) error }); ok {
+		return d.SetReadDeadline(t)
+	}
+	return http.NewResponseController(w).SetReadDeadline(t)
+}
+
 // deadlineBody lifts the connection's read deadline once the body is
 // read: net/http's reads past the body (detecting a client that leaves)
 // must not time out while a long response is written.
 type deadlineBody struct {
 	io.ReadCloser
-	w    http.ResponseWriter // its controller is made when needed: on the stack
+	w    http.ResponseWriter
 	done bool
 }
 
@@ -536,7 +545,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF && !b.done {
 		b.done = true
-		http.NewResponseController(b.w).SetReadDeadline(time.Time{})
+		setReadDeadline(b.w, time.Time{})
 	}
 	return n, err
 }

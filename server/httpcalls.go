@@ -78,7 +78,8 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Hand
 				return
 			}
 			defer body.release()
-			ids, cancelled := scanMessages(body.buf.Bytes())
+			var one [1]string // the ids of a single message
+			ids, cancelled := scanMessages(body.buf.Bytes(), one[:0])
 			for _, id := range cancelled {
 				if !calls.cancel(callKey{user, id}) && rel != nil {
 					rel.publish(user, id)
@@ -290,22 +291,22 @@ type wireMessage struct {
 }
 
 // scanMessages returns the ids of the tools/call requests a body (a
-// JSON-RPC message or a batch) carries, and the ids its
+// JSON-RPC message or a batch) carries (appended to ids), and the ids its
 // notifications/cancelled name: only a call's context is bound to its
 // request (see [boundRequest]). A body that does not parse carries none:
 // the SDK answers it. A body that names neither method, even escaped,
 // is not decoded.
-func scanMessages(body []byte) (ids, cancelled []string) {
+func scanMessages(body []byte, ids []string) (_, cancelled []string) {
 	if !bytes.Contains(body, []byte("tools/call")) && !bytes.Contains(body, []byte("notifications/cancelled")) && bytes.IndexByte(body, '\\') < 0 {
-		return nil, nil
+		return ids, nil
 	}
 	if !json.Valid(body) {
-		return nil, nil
+		return ids, nil
 	}
 	if m, ok := scanPlain(body); ok {
-		return m.scan(nil, nil)
+		return m.scan(ids, nil)
 	}
-	return scanDecoded(body)
+	return scanDecoded(body, ids)
 }
 
 // scan appends m's call id to ids, or the id m cancels to cancelled.

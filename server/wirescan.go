@@ -216,11 +216,11 @@ literal:
 }
 
 // scanDecoded is [scanMessages] by json.Unmarshal.
-func scanDecoded(body []byte) (ids, cancelled []string) {
+func scanDecoded(body []byte, ids []string) (_, cancelled []string) {
 	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) > 0 && b[0] == '[' {
 		var msgs []wireMessage
 		if json.Unmarshal(b, &msgs) != nil {
-			return nil, nil
+			return ids, nil
 		}
 		for i := range msgs {
 			ids, cancelled = msgs[i].scan(ids, cancelled)
@@ -229,7 +229,7 @@ func scanDecoded(body []byte) (ids, cancelled []string) {
 	}
 	var m wireMessage
 	if json.Unmarshal(body, &m) != nil {
-		return nil, nil
+		return ids, nil
 	}
 	return m.scan(ids, cancelled)
 }

@@ -71,8 +71,8 @@ func FuzzScanMessages(f *testing.F) {
 
 func checkScan(t *testing.T, body []byte) {
 	t.Helper()
-	ids, cancelled := scanMessages(body)
-	wantIDs, wantCancelled := scanDecoded(body)
+	ids, cancelled := scanMessages(body, nil)
+	wantIDs, wantCancelled := scanDecoded(body, nil)
 	if !slices.Equal(ids, wantIDs) || !slices.Equal(cancelled, wantCancelled) {
 		t.Errorf("%s: scanned ids %q, cancelled %q; decoded ids %q, cancelled %q", body, ids, cancelled, wantIDs, wantCancelled)
 	}
