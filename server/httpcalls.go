@@ -52,7 +52,12 @@ type requestKey struct{}
 // [drain]): the request's context carries it.
 func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Handler, stop func()) {
 	calls := &statelessCalls{m: map[callKey]callSet{}}
+	live := &liveRequests{m: map[*boundRequestCtx]struct{}{}}
 	stop = func() {}
+	if d != nil {
+		// One watch of the drain for every request, not one per call.
+		context.AfterFunc(d.Aborted(), live.abort)
+	}
 	if rel != nil {
 		unsubscribe := rel.c.Subscribe(func(caller string, id json.RawMessage) {
 			if k, ok := received(caller, id); ok {
@@ -71,6 +76,10 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Hand
 		// watch it (TestStatelessCallEndsWithItsRequest fails if the SDK stops).
 		b := &boundRequestCtx{Context: r.Context(), drain: d, sdkEnds: r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"}
 		defer b.end(errRequestEnded)
+		if d != nil {
+			live.add(b)
+			defer live.remove(b)
+		}
 		if user, ok := callerKey(r); ok && r.Method == http.MethodPost {
 			body, err := peekBody(w, r, maxBody)
 			if err != nil {
@@ -123,11 +132,18 @@ func (b *boundRequestCtx) Value(key any) any {
 	return b.Context.Value(key)
 }
 
+// endsAtAbortOf reports whether b (which may be nil) ends its calls at
+// d's abort (a hard shutdown), with cause ErrShuttingDown.
+func (b *boundRequestCtx) endsAtAbortOf(d *drain) bool { return b != nil && b.drain == d }
+
 // bind has cc cancelled when the request ends (with the cause it ends
-// with), at once if it has ended.
+// with), at once if it has ended, and at its drain's abort.
 func (b *boundRequestCtx) bind(cc *callContext) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.cause == nil && b.drain != nil && b.drain.Aborted().Err() != nil {
+		b.cause = ErrShuttingDown // aborted before its watch ended b
+	}
 	if b.cause != nil {
 		cc.cancel(b.cause)
 		return
@@ -174,6 +190,34 @@ func (b *boundRequestCtx) end(cause error) {
 	}
 	for _, cc := range b.more {
 		cc.cancel(cause)
+	}
+}
+
+// liveRequests is the stateless requests in flight of a handler with a
+// drain, which its abort ends.
+type liveRequests struct {
+	mu sync.Mutex
+	m  map[*boundRequestCtx]struct{}
+}
+
+func (l *liveRequests) add(b *boundRequestCtx) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.m[b] = struct{}{}
+}
+
+func (l *liveRequests) remove(b *boundRequestCtx) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, b)
+}
+
+// abort ends every request in flight (see [drain]).
+func (l *liveRequests) abort() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for b := range l.m {
+		b.end(ErrShuttingDown)
 	}
 }
 
