@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
@@ -22,9 +24,51 @@ const unavailableText = "authorization server unavailable: the bearer token cann
 // metadata (RFC 9728 §3).
 const wellKnownResource = "/.well-known/oauth-protected-resource"
 
-// verifiedKey carries a request's verified [auth.TokenInfo] to the SDK's
-// bearer middleware.
-type verifiedKey struct{}
+// verifiedTokens hands a request's verified [auth.TokenInfo] to the SDK's
+// bearer middleware, which calls its verifier with the request it was
+// given: by the request, sparing every request a context value and a
+// request copy.
+type verifiedTokens struct {
+	mu sync.Mutex
+	m  map[*http.Request]*auth.TokenInfo
+}
+
+func (v *verifiedTokens) put(r *http.Request, ti *auth.TokenInfo) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.m[r] = ti
+}
+
+// take returns r's token information and forgets it (nil if none).
+func (v *verifiedTokens) take(r *http.Request) *auth.TokenInfo {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	ti := v.m[r]
+	delete(v.m, r)
+	return ti
+}
+
+// bearerToken returns the token of an Authorization header made of two
+// fields, "Bearer" (in any case) and the token, split as strings.Fields
+// splits (the SDK's middleware reads it so), without allocating.
+func bearerToken(h string) (string, bool) {
+	scheme, rest := cutField(h)
+	token, rest := cutField(rest)
+	if token == "" || strings.TrimLeftFunc(rest, unicode.IsSpace) != "" || !strings.EqualFold(scheme, "bearer") {
+		return "", false
+	}
+	return token, true
+}
+
+// cutField returns the first field of s, as strings.Fields would, and
+// what follows it.
+func cutField(s string) (field, rest string) {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	if i := strings.IndexFunc(s, unicode.IsSpace); i >= 0 {
+		return s[:i], s[i:]
+	}
+	return s, ""
+}
 
 // requireBearer identifies the caller of every request to next with
 // o.Verifier and answers, when it cannot:
@@ -42,8 +86,9 @@ type verifiedKey struct{}
 func (o *HTTPOptions) requireBearer(next http.Handler) http.Handler {
 	verify := o.verifier()
 	metadataURL := o.resourceMetadataURL()
-	sdk := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
-		if ti, ok := ctx.Value(verifiedKey{}).(*auth.TokenInfo); ok {
+	verified := &verifiedTokens{m: map[*http.Request]*auth.TokenInfo{}}
+	sdk := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		if ti := verified.take(r); ti != nil {
 			return ti, nil
 		}
 		return nil, errVerifier // not reached: requireBearer verified the request
@@ -59,16 +104,18 @@ func (o *HTTPOptions) requireBearer(next http.Handler) http.Handler {
 		w.Header().Set("WWW-Authenticate", v)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fields := strings.Fields(r.Header.Get("Authorization"))
-		if len(fields) != 2 || !strings.EqualFold(fields[0], "bearer") {
+		token, ok := bearerToken(r.Header.Get("Authorization"))
+		if !ok {
 			challenge(w)
 			http.Error(w, "no bearer token", http.StatusUnauthorized)
 			return
 		}
-		ti, err := verify(r.Context(), fields[1], r)
+		ti, err := verify(r.Context(), token, r)
 		switch {
 		case err == nil:
-			sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti)))
+			verified.put(r, ti)
+			defer verified.take(r) // taken already, unless the SDK refused before verifying
+			sdk.ServeHTTP(w, r)
 		case errors.Is(err, ErrInvalidToken):
 			challenge(w, `error="invalid_token"`)
 			http.Error(w, "invalid token", http.StatusUnauthorized)

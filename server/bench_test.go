@@ -36,12 +36,14 @@ func benchEcho(_ context.Context, in benchArgs) benchOut { return benchOut(in) }
 // BenchmarkCallHTTP compares one typed tools/call over stateless HTTP
 // through server.New's whole chain (caller from a verified token, call
 // log, deadline, authz guard, the registry's middleware) with a raw go-sdk server
-// (mcp.AddTool) behind the same streamable HTTP handler options.
+// (mcp.AddTool) behind the same streamable HTTP handler options. Both
+// clients send the same bearer token (raw ignores it), so that the
+// difference is the server's alone.
 func BenchmarkCallHTTP(b *testing.B) {
 	args := map[string]any{"text": "hello", "count": 3}
 
 	b.Run("raw", func(b *testing.B) {
-		runCalls(b, rawHandler(), "", args)
+		runCalls(b, rawHandler(), "bench-token", args)
 	})
 	b.Run("toolroute", func(b *testing.B) {
 		runCalls(b, toolrouteHandler(b), "bench-token", args)
@@ -54,7 +56,7 @@ func BenchmarkCallHTTP(b *testing.B) {
 		defer raw.Close()
 		tr := httptest.NewServer(toolrouteHandler(b))
 		defer tr.Close()
-		rawCS := servertest.ConnectHTTP(b, raw.URL+"/mcp", "", nil)
+		rawCS := servertest.ConnectHTTP(b, raw.URL+"/mcp", "bench-token", nil)
 		trCS := servertest.ConnectHTTP(b, tr.URL+"/mcp", "bench-token", nil)
 		pairedCalls(b, rawCS, trCS, args)
 	})

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"regexp"
@@ -95,7 +96,7 @@ func (r *relay) close() {
 
 // publish sends the cancellation of the caller's call id (an [idKey]) in
 // the background, without waiting.
-func (r *relay) publish(caller, id string) {
+func (r *relay) publish(caller callerID, id string) {
 	raw, ok := idJSON(id)
 	if !ok {
 		return
@@ -119,7 +120,7 @@ func (r *relay) publish(caller, id string) {
 		defer func() { <-r.slots }()
 		ctx, cancel := context.WithTimeout(r.ctx, publishTimeout)
 		defer cancel()
-		if err := r.c.Publish(ctx, caller, raw); err != nil {
+		if err := r.c.Publish(ctx, caller.String(), raw); err != nil {
 			if r.ctx.Err() == nil && !r.down.Swap(true) {
 				r.log.Warn("toolroute: publishing a cancellation to other replicas failed; cancelling in this process only until it works again", slog.String("error", err.Error()))
 			}
@@ -134,14 +135,18 @@ func (r *relay) publish(caller, id string) {
 // received turns a delivered cancellation into the key of the call it
 // cancels; ok is false for a malformed one.
 func received(caller string, id json.RawMessage) (k callKey, ok bool) {
+	var user callerID
 	if !callerDigest.MatchString(caller) || len(id) > MaxCancelledIDBytes {
+		return callKey{}, false
+	}
+	if _, err := hex.Decode(user[:], []byte(caller)); err != nil {
 		return callKey{}, false
 	}
 	key, ok := idKey(id)
 	if !ok {
 		return callKey{}, false
 	}
-	return callKey{caller, key}, true
+	return callKey{user, key}, true
 }
 
 // idJSON is the JSON of an [idKey]'s id, or false if it is longer than

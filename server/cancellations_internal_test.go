@@ -20,8 +20,8 @@ func TestCancelledIDRoundTrip(t *testing.T) {
 			t.Fatalf("idJSON(%q) failed", key)
 		}
 		k, ok := received(caller, pub)
-		if !ok || k != (callKey{caller, key}) {
-			t.Errorf("%s: published %s, delivered as %+v %v, want %+v", raw, pub, k, ok, callKey{caller, key})
+		if !ok || k.user.String() != caller || k.id != key {
+			t.Errorf("%s: published %s, delivered as %+v %v, want %s %q", raw, pub, k, ok, caller, key)
 		}
 	}
 	long := `"` + strings.Repeat("x", MaxCancelledIDBytes) + `"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -254,5 +255,60 @@ func TestCancellationsDown(t *testing.T) {
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("3 cancellations took %v while Publish hangs: a request waited for it", took)
+	}
+}
+
+// TestStatelessCallEndsWithItsRequest: over stateless HTTP, a call whose
+// request ends (the client goes away, sending no notifications/cancelled)
+// is cancelled: a 2025 client's by toolroute (the request's end is its
+// cause), a 2026-07-28 client's by the SDK (which toolroute relies on).
+func TestStatelessCallEndsWithItsRequest(t *testing.T) {
+	for _, version := range []string{v2025, v2026} {
+		t.Run(version, func(t *testing.T) {
+			d := newDeps("a")
+			hs := startHTTP(t, newTestServer(t, server.Options{}, d), server.HTTPOptions{})
+			ctx, leave := context.WithCancel(context.Background())
+			defer leave()
+			meta := "" // a 2026-07-28 request says who sends it
+			if version == v2026 {
+				meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"` + v2026 + `","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+			}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL(), strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"wait","arguments":{}`+meta+`}}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer "+secretToken)
+			req.Header.Set("Mcp-Protocol-Version", version)
+			if version == v2026 {
+				req.Header.Set("Mcp-Method", "tools/call")
+				req.Header.Set("Mcp-Name", "wait")
+			}
+			done := make(chan string, 1)
+			go func() {
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					done <- err.Error()
+					return
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				done <- resp.Status + " " + string(b)
+			}()
+			select {
+			case <-d.started:
+			case answer := <-done:
+				t.Fatalf("the call did not start: %s", answer)
+			}
+			leave()
+			select {
+			case cause := <-d.causes:
+				if version == v2025 && !errors.Is(cause, server.ErrRequestEndedForTest) {
+					t.Errorf("cause %v, want the request's end", cause)
+				}
+			case <-time.After(5 * time.Second):
+				close(d.release)
+				t.Fatal("the call went on after its request ended")
+			}
+			<-done
+		})
 	}
 }

@@ -239,7 +239,7 @@ func (o *HTTPOptions) reportError(msg string, err error) {
 // auth.TokenInfo; s should be built by [New], whose chain puts it in
 // every handler's context.
 func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
-	h, _, _, err := newHTTPHandler(s, opts)
+	h, _, _, err := newHTTPHandler(s, opts, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -248,8 +248,9 @@ func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 
 // newHTTPHandler is [HTTPHandler], with what a stateful handler holds
 // open (nil when stateless), and what ends its subscription to
-// [HTTPOptions.Cancellations].
-func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (_ http.Handler, _ *sessionclose.Handler, unsubscribe func(), _ error) {
+// [HTTPOptions.Cancellations]. d, if not nil, reaches every call (see
+// [drain]): through its request's context, or its session's.
+func newHTTPHandler(s *mcp.Server, opts HTTPOptions, d *drain) (_ http.Handler, _ *sessionclose.Handler, unsubscribe func(), _ error) {
 	if s == nil {
 		return nil, nil, nil, errors.New("server: HTTPHandler of a nil *mcp.Server")
 	}
@@ -293,7 +294,7 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (_ http.Handler, _ *session
 		if opts.Cancellations != nil {
 			rel = newRelay(opts.Cancellations, opts.logger())
 		}
-		mcpHandler, unsubscribe = bindCalls(streamable, maxBody, rel)
+		mcpHandler, unsubscribe = bindCalls(streamable, maxBody, rel, d)
 	} else {
 		open = sessionclose.New(s, quietcancel.HTTP(streamable, opts.MaxRequestBodyBytes), sessionclose.Limits{
 			Total:     cmp.Or(opts.MaxSessions, defaultMaxSessions),
@@ -302,6 +303,13 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions) (_ http.Handler, _ *session
 			IdleAfter: sessionTimeout,
 		})
 		mcpHandler = open
+		if d != nil {
+			mcpHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				// The drain reaches every call of this request through
+				// the session's context.
+				open.ServeHTTP(w, r.WithContext(withDrain(r.Context(), d)))
+			})
+		}
 	}
 	bearer := opts.requireBearer(mcpHandler)
 	if opts.Anonymous == nil {
@@ -398,11 +406,12 @@ func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, open, unsubscribe, err := newHTTPHandler(s, opts)
+	d := newDrain()
+	h, open, unsubscribe, err := newHTTPHandler(s, opts, d)
 	if err != nil {
 		return nil, err
 	}
-	hs := &HTTPServer{opts: opts, drain: newDrain(), requests: inflight.New[*http.Request](), sessions: open, unsubscribe: unsubscribe}
+	hs := &HTTPServer{opts: opts, drain: d, requests: inflight.New[*http.Request](), sessions: open, unsubscribe: unsubscribe}
 	if opts.ReadyCheck != nil {
 		hs.check = &readyCheck{check: opts.ReadyCheck, log: opts.logger()}
 	}
@@ -412,9 +421,7 @@ func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
 			hs.requests.Add(r)
 			defer hs.requests.Done(r)
 		}
-		// The drain reaches every call of this request through the
-		// session's context.
-		h.ServeHTTP(w, r.WithContext(withDrain(r.Context(), hs.drain)))
+		h.ServeHTTP(w, r)
 	}))
 	opts.handleResourceMetadata(mux, endpoint)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -504,17 +511,25 @@ func limitBody(h http.Handler, timeout time.Duration) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		rc := http.NewResponseController(w)
 		// A writer without deadlines (a test recorder, a wrapping
 		// middleware that hides them) is served unbounded: nothing to do.
-		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
+		if setReadDeadline(w, time.Now().Add(timeout)) == nil {
 			// A copy: net/http checks its own body after the handler, to
 			// close a connection whose body failed.
 			r = r.WithContext(r.Context())
-			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			r.Body = &deadlineBody{ReadCloser: r.Body, w: w}
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// setReadDeadline is http.ResponseController's SetReadDeadline, without
+// allocating the controller for net/http's own writer.
+func setReadDeadline(w http.ResponseWriter, t time.Time) error {
+	if d, ok := w.(interface{ SetReadDeadline(time.Time) error }); ok {
+		return d.SetReadDeadline(t)
+	}
+	return http.NewResponseController(w).SetReadDeadline(t)
 }
 
 // deadlineBody lifts the connection's read deadline once the body is
@@ -522,7 +537,7 @@ func limitBody(h http.Handler, timeout time.Duration) http.Handler {
 // must not time out while a long response is written.
 type deadlineBody struct {
 	io.ReadCloser
-	rc   *http.ResponseController
+	w    http.ResponseWriter
 	done bool
 }
 
@@ -530,7 +545,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF && !b.done {
 		b.done = true
-		b.rc.SetReadDeadline(time.Time{})
+		setReadDeadline(b.w, time.Time{})
 	}
 	return n, err
 }

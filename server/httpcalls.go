@@ -8,8 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -47,9 +47,17 @@ type requestKey struct{}
 // With a [Cancellations] (rel not nil), a cancellation that finds no call
 // of its caller in flight here is published to the other replicas, and
 // theirs are delivered here: stop ends the subscription.
-func bindCalls(h http.Handler, maxBody int64, rel *relay) (_ http.Handler, stop func()) {
-	calls := &statelessCalls{m: map[callKey]map[*callEntry]struct{}{}}
+//
+// d, if not nil, is the drain every call of a request reaches (see
+// [drain]): the request's context carries it.
+func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Handler, stop func()) {
+	calls := &statelessCalls{m: map[callKey]callSet{}}
+	live := &liveRequests{m: map[*boundRequestCtx]struct{}{}}
 	stop = func() {}
+	if d != nil {
+		// One watch of the drain for every request, not one per call.
+		context.AfterFunc(d.Aborted(), live.abort)
+	}
 	if rel != nil {
 		unsubscribe := rel.c.Subscribe(func(caller string, id json.RawMessage) {
 			if k, ok := received(caller, id); ok {
@@ -62,66 +70,249 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay) (_ http.Handler, stop 
 		})
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithCancelCause(r.Context())
-		defer cancel(errRequestEnded)
-		defer context.AfterFunc(r.Context(), func() { cancel(errRequestEnded) })()
-		if user := callerKey(r); user != "" && r.Method == http.MethodPost {
+		// A 2026-07-28 request's calls end with it by the SDK's own doing
+		// (StreamableHTTPOptions.PropagateRequestCancellation, for a
+		// request with this header whose body it parses): no need to
+		// watch it (TestStatelessCallEndsWithItsRequest fails if the SDK stops).
+		b := &boundRequestCtx{Context: r.Context(), drain: d, sdkEnds: r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"}
+		defer b.end(errRequestEnded)
+		if d != nil {
+			live.add(b)
+			defer live.remove(b)
+		}
+		if user, ok := callerKey(r); ok && r.Method == http.MethodPost {
 			body, err := peekBody(w, r, maxBody)
 			if err != nil {
 				bodyError(w, err)
 				return
 			}
-			ids, cancelled := scanMessages(body)
+			defer body.release()
+			var one [1]string // the ids of a single message
+			ids, cancelled := scanMessages(body.buf.Bytes(), one[:0])
 			for _, id := range cancelled {
 				if !calls.cancel(callKey{user, id}) && rel != nil {
 					rel.publish(user, id)
 				}
 			}
 			if len(ids) > 0 {
-				e := &callEntry{cancel: cancel}
-				calls.add(user, ids, e)
-				defer calls.remove(user, ids, e)
+				calls.add(user, ids, b)
+				defer calls.remove(user, ids, b)
 			}
 		}
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, ctx)))
+		h.ServeHTTP(w, r.WithContext(b))
 	}), stop
 }
 
-// boundRequest returns the context of the stateless HTTP request a call
-// came in, or nil.
-func boundRequest(ctx context.Context) context.Context {
-	rc, _ := ctx.Value(requestKey{}).(context.Context)
-	return rc
+// boundRequestCtx is the context of a stateless HTTP request, and what
+// ends the calls it carries (see [bindCalls]): the calls bind their
+// contexts to it. One allocation carries the request's values for its
+// calls, and ends them.
+type boundRequestCtx struct {
+	context.Context        // the request's
+	drain           *drain // nil: none
+
+	mu      sync.Mutex
+	cause   error          // why the request ended; nil while it runs
+	stop    func() bool    // stops the watch on the request's context; nil: none
+	sdkEnds bool           // the SDK ends the calls when the request ends: no watch
+	call    *callContext   // bound, nearly always the only one
+	more    []*callContext // bound besides (a batch)
 }
 
-// callerKey is the verified caller of r, or "" for an anonymous request:
-// the hex SHA-256 of the user a stateful session would be bound to (see
-// [sessionUser]: its subject, or for a caller without one, its token's
-// digest). It is the same on every replica that verifies callers alike,
-// fixed in length, and tells nothing of a token.
-func callerKey(r *http.Request) string {
+// Value answers the context's own keys, sparing a request two contexts.
+func (b *boundRequestCtx) Value(key any) any {
+	switch key.(type) {
+	case requestKey:
+		return b
+	case drainKey:
+		if b.drain != nil {
+			return b.drain
+		}
+	}
+	return b.Context.Value(key)
+}
+
+// endsAtAbortOf reports whether b (which may be nil) ends its calls at
+// d's abort (a hard shutdown), with cause ErrShuttingDown.
+func (b *boundRequestCtx) endsAtAbortOf(d *drain) bool { return b != nil && b.drain == d }
+
+// bind has cc cancelled when the request ends (with the cause it ends
+// with), at once if it has ended, and at its drain's abort.
+func (b *boundRequestCtx) bind(cc *callContext) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cause == nil && b.drain != nil && b.drain.Aborted().Err() != nil {
+		b.cause = ErrShuttingDown // aborted before its watch ended b
+	}
+	if b.cause != nil {
+		cc.cancel(b.cause)
+		return
+	}
+	if b.stop == nil && !b.sdkEnds {
+		b.stop = context.AfterFunc(b.Context, b.gone)
+	}
+	if b.call == nil {
+		b.call = cc
+	} else {
+		b.more = append(b.more, cc)
+	}
+}
+
+// unbind forgets cc: its call is over.
+func (b *boundRequestCtx) unbind(cc *callContext) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.call == cc {
+		b.call = nil
+		return
+	}
+	if i := slices.Index(b.more, cc); i >= 0 {
+		b.more = slices.Delete(b.more, i, i+1)
+	}
+}
+
+// gone ends the request when the client went away.
+func (b *boundRequestCtx) gone() { b.end(errRequestEnded) }
+
+// end ends the request (the first cause is kept), cancelling its calls.
+func (b *boundRequestCtx) end(cause error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cause != nil {
+		return
+	}
+	b.cause = cause
+	if b.stop != nil {
+		b.stop()
+	}
+	if b.call != nil {
+		b.call.cancel(cause)
+	}
+	for _, cc := range b.more {
+		cc.cancel(cause)
+	}
+}
+
+// liveRequests is the stateless requests in flight of a handler with a
+// drain, which its abort ends.
+type liveRequests struct {
+	mu sync.Mutex
+	m  map[*boundRequestCtx]struct{}
+}
+
+func (l *liveRequests) add(b *boundRequestCtx) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.m[b] = struct{}{}
+}
+
+func (l *liveRequests) remove(b *boundRequestCtx) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, b)
+}
+
+// abort ends every request in flight (see [drain]).
+func (l *liveRequests) abort() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for b := range l.m {
+		b.end(ErrShuttingDown)
+	}
+}
+
+// boundRequest returns the stateless HTTP request a call came in, or
+// nil.
+func boundRequest(ctx context.Context) *boundRequestCtx {
+	b, _ := ctx.Value(requestKey{}).(*boundRequestCtx)
+	return b
+}
+
+// callerID is a verified caller as [Cancellations] know it: the SHA-256
+// of the user a stateful session would be bound to (see [sessionUser]:
+// its subject, or for a caller without one, its token's digest). It is
+// the same on every replica that verifies callers alike, and tells
+// nothing of a token.
+type callerID [sha256.Size]byte
+
+// String is the id in hex, as [Cancellations] carry it.
+func (c callerID) String() string { return hex.EncodeToString(c[:]) }
+
+// callerKey is the verified caller of r, or false for an anonymous
+// request.
+func callerKey(r *http.Request) (callerID, bool) {
 	ti := auth.TokenInfoFromContext(r.Context())
 	if ti == nil {
-		return ""
+		return callerID{}, false
 	}
 	c, ok := ti.Extra[tokenCallerKey].(authz.Caller)
 	if !ok || c.Subject == "" && c.Bearer == "" {
-		return ""
+		return callerID{}, false
 	}
-	sum := sha256.Sum256([]byte(sessionUser(c.Subject, c.Bearer)))
-	return hex.EncodeToString(sum[:])
+	return userDigest(c.Subject, c.Bearer), true
+}
+
+// userDigest is the SHA-256 of sessionUser(subject, token), hashed from a
+// buffer on the stack (for subjects and tokens of usual lengths): it is
+// computed for every stateless request.
+func userDigest(subject, token string) callerID {
+	var buf [256]byte
+	b := buf[:0]
+	if subject != "" {
+		b = append(append(b, "sub:"...), subject...)
+	} else {
+		tok := sha256.Sum256(append(b, token...))
+		b = hex.AppendEncode(append(buf[:0], "tok:"...), tok[:])
+	}
+	return sha256.Sum256(b)
+}
+
+// bodyBuffer is a request body read ahead, which the next handler reads
+// again. Buffers are pooled: a request's goes back once its handler has
+// returned.
+type bodyBuffer struct {
+	buf bytes.Buffer
+	bytes.Reader
+}
+
+// Close does nothing: the request's own body is closed already.
+func (*bodyBuffer) Close() error { return nil }
+
+var bodyBuffers = sync.Pool{New: func() any { return new(bodyBuffer) }}
+
+// maxPooledBody bounds the buffers kept for later requests.
+const maxPooledBody = 64 << 10
+
+// release gives b back; nothing may read it afterwards.
+func (b *bodyBuffer) release() {
+	if b.buf.Cap() <= maxPooledBody {
+		b.Reader.Reset(nil)
+		bodyBuffers.Put(b)
+	}
 }
 
 // peekBody reads r's body (at most max bytes) and puts it back for the
-// next handler.
-func peekBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+// next handler; release the buffer once that handler has returned.
+func peekBody(w http.ResponseWriter, r *http.Request, max int64) (*bodyBuffer, error) {
+	src := r.Body
+	if r.ContentLength < 0 || r.ContentLength > max {
+		// net/http bounds a body of a declared length by that length.
+		src = http.MaxBytesReader(w, r.Body, max)
+	}
+	b := bodyBuffers.Get().(*bodyBuffer)
+	b.buf.Reset()
+	if r.ContentLength > 0 && r.ContentLength <= max {
+		b.buf.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom wants MinRead free to read EOF
+	}
+	_, err := b.buf.ReadFrom(src)
 	r.Body.Close()
 	if err != nil {
+		b.release()
 		return nil, err
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, nil
+	b.Reader.Reset(b.buf.Bytes())
+	r.Body = b
+	return b, nil
 }
 
 // bodyError answers a request whose body could not be read.
@@ -143,40 +334,55 @@ type wireMessage struct {
 	} `json:"params"`
 }
 
-// scanMessages returns the ids of the requests a body (a JSON-RPC message
-// or a batch) carries, and the ids its notifications/cancelled name. A
-// body that does not parse carries none: the SDK answers it.
-func scanMessages(body []byte) (ids, cancelled []string) {
-	var msgs []wireMessage
-	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) > 0 && b[0] == '[' {
-		if json.Unmarshal(b, &msgs) != nil {
-			return nil, nil
-		}
-	} else {
-		var m wireMessage
-		if json.Unmarshal(b, &m) != nil {
-			return nil, nil
-		}
-		msgs = []wireMessage{m}
+// scanMessages returns the ids of the tools/call requests a body (a
+// JSON-RPC message or a batch) carries (appended to ids), and the ids its
+// notifications/cancelled name: only a call's context is bound to its
+// request (see [boundRequest]). A body that does not parse carries none:
+// the SDK answers it. A body that names neither method, even escaped,
+// is not decoded.
+func scanMessages(body []byte, ids []string) (_, cancelled []string) {
+	if !bytes.Contains(body, []byte("tools/call")) && !bytes.Contains(body, []byte("notifications/cancelled")) && bytes.IndexByte(body, '\\') < 0 {
+		return ids, nil
 	}
-	for _, m := range msgs {
-		switch {
-		case m.Method == "notifications/cancelled" && len(m.Params.RequestID) > 0:
-			if id, ok := idKey(m.Params.RequestID); ok {
-				cancelled = append(cancelled, id)
-			}
-		case m.Method != "" && len(m.ID) > 0:
-			if id, ok := idKey(m.ID); ok {
-				ids = append(ids, id)
-			}
+	if !json.Valid(body) {
+		return ids, nil
+	}
+	if m, ok := scanPlain(body); ok {
+		return m.scan(ids, nil)
+	}
+	return scanDecoded(body, ids)
+}
+
+// scan appends m's call id to ids, or the id m cancels to cancelled.
+func (m *wireMessage) scan(ids, cancelled []string) ([]string, []string) {
+	switch {
+	case m.Method == "notifications/cancelled" && len(m.Params.RequestID) > 0:
+		if id, ok := idKey(m.Params.RequestID); ok {
+			cancelled = append(cancelled, id)
+		}
+	case m.Method == "tools/call" && len(m.ID) > 0:
+		if id, ok := idKey(m.ID); ok {
+			ids = append(ids, id)
 		}
 	}
 	return ids, cancelled
 }
 
 // idKey is a JSON-RPC id as a map key: a string id and a number id of the
-// same text differ, as in JSON-RPC.
+// same text differ, as in JSON-RPC. raw may come from another replica:
+// anything but one JSON string or number (with what follows it ignored,
+// as a json.Decoder does) is refused.
 func idKey(raw json.RawMessage) (string, bool) {
+	// The usual ids (numbers, and strings of printable ASCII without
+	// escapes) are their own text.
+	if v := bytes.TrimRight(raw, " \t\r\n"); len(v) > 0 && json.Valid(v) {
+		switch c := v[0]; {
+		case c == '-' || '0' <= c && c <= '9':
+			return "n" + string(v), true
+		case c == '"' && plainString(v[1:len(v)-1]):
+			return "s" + string(v[1:len(v)-1]), true
+		}
+	}
 	var v any
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
@@ -192,41 +398,75 @@ func idKey(raw json.RawMessage) (string, bool) {
 	return "", false
 }
 
-// callKey is a call in flight: its caller (see [callerKey]) and its
-// JSON-RPC id.
-type callKey struct{ user, id string }
+// plainString reports whether the inside of a JSON string is its value:
+// printable ASCII without escapes.
+func plainString(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
 
-// callEntry is one stateless request in flight, which cancel ends.
-type callEntry struct{ cancel context.CancelCauseFunc }
+// callKey is a call in flight: its caller (see [callerKey]) and its
+// JSON-RPC id (see [idKey]).
+type callKey struct {
+	user callerID
+	id   string
+}
+
+// callSet is the requests in flight under one key: nearly always one
+// (first), without a map of its own.
+type callSet struct {
+	first *boundRequestCtx
+	more  map[*boundRequestCtx]struct{}
+}
 
 // statelessCalls is the stateless requests in flight, by caller and id.
 // Several requests may share a key (two clients of one caller count ids
 // alike): a cancellation ends them all, as the caller's.
 type statelessCalls struct {
 	mu sync.Mutex
-	m  map[callKey]map[*callEntry]struct{}
+	m  map[callKey]callSet
 }
 
-func (c *statelessCalls) add(user string, ids []string, e *callEntry) {
+func (c *statelessCalls) add(user callerID, ids []string, e *boundRequestCtx) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, id := range ids {
 		k := callKey{user, id}
-		if c.m[k] == nil {
-			c.m[k] = map[*callEntry]struct{}{}
+		s := c.m[k]
+		switch {
+		case s.first == nil:
+			s.first = e
+		case s.more == nil:
+			s.more = map[*boundRequestCtx]struct{}{e: {}}
+		default:
+			s.more[e] = struct{}{}
 		}
-		c.m[k][e] = struct{}{}
+		c.m[k] = s
 	}
 }
 
-func (c *statelessCalls) remove(user string, ids []string, e *callEntry) {
+func (c *statelessCalls) remove(user callerID, ids []string, e *boundRequestCtx) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, id := range ids {
 		k := callKey{user, id}
-		delete(c.m[k], e)
-		if len(c.m[k]) == 0 {
+		s, ok := c.m[k]
+		if !ok {
+			continue
+		}
+		if s.first == e {
+			s.first = nil
+		} else {
+			delete(s.more, e)
+		}
+		if s.first == nil && len(s.more) == 0 {
 			delete(c.m, k)
+		} else {
+			c.m[k] = s
 		}
 	}
 }
@@ -236,8 +476,12 @@ func (c *statelessCalls) remove(user string, ids []string, e *callEntry) {
 func (c *statelessCalls) cancel(k callKey) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for e := range c.m[k] {
-		e.cancel(errClientCancelled)
+	s, ok := c.m[k]
+	if s.first != nil {
+		s.first.end(errClientCancelled)
 	}
-	return len(c.m[k]) > 0
+	for e := range s.more {
+		e.end(errClientCancelled)
+	}
+	return ok
 }

@@ -338,11 +338,12 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 	if rc := boundRequest(ctx); d != nil || rc != nil || c.timeout > 0 {
 		cc = withCallDeadline(ctx, c.timeout)
 		defer cc.end()
-		if d != nil {
+		if d != nil && !rc.endsAtAbortOf(d) {
 			defer context.AfterFunc(d.Aborted(), func() { cc.cancel(ErrShuttingDown) })()
 		}
 		if rc != nil {
-			defer context.AfterFunc(rc, func() { cc.cancel(context.Cause(rc)) })()
+			rc.bind(cc)
+			defer rc.unbind(cc)
 		}
 		ctx = cc
 	}
