@@ -265,6 +265,7 @@ func MustParsePolicy(data []byte) *Policy {
 // effect other than "allow" and "deny".
 func NewPolicy(roles []RolePolicy) (*Policy, error) {
 	p := &Policy{roles: make(map[string]*rolePolicy, len(roles))}
+	paths := map[string]compiledPath{} // roles often share paths
 	var errs []error
 	for i, rp := range roles {
 		where := fmt.Sprintf("authz: policy: role %q (entry %d)", rp.Role, i)
@@ -279,12 +280,12 @@ func NewPolicy(roles []RolePolicy) (*Policy, error) {
 		role := &rolePolicy{}
 		p.roles[rp.Role] = role
 		for j, ap := range rp.AccessPolicies {
-			r, idx, err := compileRule(ap)
+			r, idx, tmpls, err := compileRule(ap, paths)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: accessPolicies[%d]: %w", where, j, err))
 				continue
 			}
-			tmpls, isTemplate := templates(ap.Path)
+			isTemplate := tmpls != nil
 			for _, k := range idx {
 				m := role.byMethod[k]
 				if m == nil {
@@ -317,42 +318,71 @@ func NewPolicy(roles []RolePolicy) (*Policy, error) {
 }
 
 // compileRule compiles ap and returns it with the indexes of its methods.
-func compileRule(ap AccessPolicy) (rule, []int, error) {
+// A path that is a route template in disguise (see templates) is returned
+// as its templates instead, for the segment trie, and is not compiled: a
+// policy of many routes compiles no regexp for most of them.
+func compileRule(ap AccessPolicy, paths map[string]compiledPath) (rule, []int, [][]segPart, error) {
 	var r rule
 	switch ap.Effect {
 	case EffectAllow:
 	case EffectDeny:
 		r.deny = true
 	default:
-		return r, nil, fmt.Errorf("effect %q: want %q or %q", ap.Effect, EffectAllow, EffectDeny)
+		return r, nil, nil, fmt.Errorf("effect %q: want %q or %q", ap.Effect, EffectAllow, EffectDeny)
 	}
 	if len(ap.Methods) == 0 {
-		return r, nil, errors.New("no methods: list the HTTP methods the policy applies to")
+		return r, nil, nil, errors.New("no methods: list the HTTP methods the policy applies to")
 	}
 	var idx []int
 	for _, m := range ap.Methods {
 		k := methodIndex(m)
 		if k < 0 {
-			return r, nil, fmt.Errorf("method %q is not an upper-case HTTP method", m)
+			return r, nil, nil, fmt.Errorf("method %q is not an upper-case HTTP method", m)
 		}
 		if slices.Contains(idx, k) {
-			return r, nil, fmt.Errorf("method %q listed twice", m)
+			return r, nil, nil, fmt.Errorf("method %q listed twice", m)
 		}
 		idx = append(idx, k)
 	}
 	if ap.Path == "" {
-		return r, nil, errors.New("empty path: write a regexp such as \"^/service/api/items$\"")
+		return r, nil, nil, errors.New("empty path: write a regexp such as \"^/service/api/items$\"")
 	}
-	re, err := regexp.Compile(ap.Path)
+	c, ok := paths[ap.Path]
+	if !ok {
+		var err error
+		if c, err = compilePath(ap.Path); err != nil {
+			return r, nil, nil, err
+		}
+		paths[ap.Path] = c
+	}
+	r.re, r.lit, r.anchored = c.re, c.lit, c.anchored
+	return r, idx, c.tmpls, nil
+}
+
+// compiledPath is an access policy's path, compiled: the templates it is
+// equivalent to, or else its regexp.
+type compiledPath struct {
+	tmpls    [][]segPart
+	re       *regexp.Regexp
+	lit      string
+	anchored bool
+}
+
+func compilePath(path string) (compiledPath, error) {
+	sre, err := syntax.Parse(path, syntax.Perl)
 	if err != nil {
-		return r, nil, fmt.Errorf("path %q: %w", ap.Path, err)
+		return compiledPath{}, fmt.Errorf("path %q: %w", path, err)
 	}
-	r.re = re
-	r.lit, _ = re.LiteralPrefix()
-	if sre, err := syntax.Parse(ap.Path, syntax.Perl); err == nil {
-		r.anchored = anchoredAtStart(sre.Simplify())
+	sre = sre.Simplify()
+	if tmpls, ok := templatesOf(sre); ok {
+		return compiledPath{tmpls: tmpls}, nil
 	}
-	return r, idx, nil
+	re, err := regexp.Compile(path)
+	if err != nil {
+		return compiledPath{}, fmt.Errorf("path %q: %w", path, err)
+	}
+	lit, _ := re.LiteralPrefix()
+	return compiledPath{re: re, lit: lit, anchored: anchoredAtStart(sre)}, nil
 }
 
 // anchoredAtStart reports whether every match of re begins at the start

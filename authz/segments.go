@@ -42,7 +42,12 @@ func templates(pattern string) ([][]segPart, bool) {
 	if err != nil {
 		return nil, false
 	}
-	variants, ok := expand(re.Simplify())
+	return templatesOf(re.Simplify())
+}
+
+// templatesOf is templates of a parsed and simplified regexp.
+func templatesOf(re *syntax.Regexp) ([][]segPart, bool) {
+	variants, ok := expand(re)
 	if !ok {
 		return nil, false
 	}
