@@ -148,7 +148,7 @@ func received(caller string, id json.RawMessage) (k callKey, ok bool) {
 	if !ok {
 		return callKey{}, false
 	}
-	return callKey{user, key}, true
+	return callKey{User: user, ID: key}, true
 }
 
 // idJSON is the JSON of an [rpcscan.IDKey]'s id, or false if it is

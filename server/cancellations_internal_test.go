@@ -22,7 +22,7 @@ func TestCancelledIDRoundTrip(t *testing.T) {
 			t.Fatalf("idJSON(%q) failed", key)
 		}
 		k, ok := received(caller, pub)
-		if !ok || k.user.String() != caller || k.id != key {
+		if !ok || k.User.String() != caller || k.ID != key {
 			t.Errorf("%s: published %s, delivered as %+v %v, want %s %q", raw, pub, k, ok, caller, key)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/callreg"
 	"github.com/toolroute/toolroute/internal/rpcscan"
 )
 
@@ -52,7 +53,7 @@ type requestKey struct{}
 // d, if not nil, is the drain every call of a request reaches (see
 // [drain]): the request's context carries it.
 func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Handler, stop func()) {
-	calls := &statelessCalls{m: map[callKey]callSet{}}
+	calls := callreg.New[callerID, *boundRequestCtx]() // the stateless requests in flight
 	live := &liveRequests{m: map[*boundRequestCtx]struct{}{}}
 	stop = func() {}
 	if d != nil {
@@ -62,7 +63,7 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Hand
 	if rel != nil {
 		unsubscribe := rel.c.Subscribe(func(caller string, id json.RawMessage) {
 			if k, ok := received(caller, id); ok {
-				calls.cancel(k)
+				calls.Each(k, endCancelled)
 			}
 		})
 		stop = sync.OnceFunc(func() {
@@ -91,13 +92,13 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Hand
 			var one [1]string // the ids of a single message
 			ids, cancelled := rpcscan.Scan(body.buf.Bytes(), one[:0])
 			for _, id := range cancelled {
-				if !calls.cancel(callKey{user, id}) && rel != nil {
+				if !calls.Each(callKey{User: user, ID: id}, endCancelled) && rel != nil {
 					rel.publish(user, id)
 				}
 			}
 			if len(ids) > 0 {
-				calls.add(user, ids, b)
-				defer calls.remove(user, ids, b)
+				calls.Add(user, ids, b)
+				defer calls.Remove(user, ids, b)
 			}
 		}
 		h.ServeHTTP(w, r.WithContext(b))
@@ -328,77 +329,7 @@ func bodyError(w http.ResponseWriter, err error) {
 
 // callKey is a call in flight: its caller (see [callerKey]) and its
 // JSON-RPC id (see [rpcscan.IDKey]).
-type callKey struct {
-	user callerID
-	id   string
-}
+type callKey = callreg.Key[callerID]
 
-// callSet is the requests in flight under one key: nearly always one
-// (first), without a map of its own.
-type callSet struct {
-	first *boundRequestCtx
-	more  map[*boundRequestCtx]struct{}
-}
-
-// statelessCalls is the stateless requests in flight, by caller and id.
-// Several requests may share a key (two clients of one caller count ids
-// alike): a cancellation ends them all, as the caller's.
-type statelessCalls struct {
-	mu sync.Mutex
-	m  map[callKey]callSet
-}
-
-func (c *statelessCalls) add(user callerID, ids []string, e *boundRequestCtx) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, id := range ids {
-		k := callKey{user, id}
-		s := c.m[k]
-		switch {
-		case s.first == nil:
-			s.first = e
-		case s.more == nil:
-			s.more = map[*boundRequestCtx]struct{}{e: {}}
-		default:
-			s.more[e] = struct{}{}
-		}
-		c.m[k] = s
-	}
-}
-
-func (c *statelessCalls) remove(user callerID, ids []string, e *boundRequestCtx) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, id := range ids {
-		k := callKey{user, id}
-		s, ok := c.m[k]
-		if !ok {
-			continue
-		}
-		if s.first == e {
-			s.first = nil
-		} else {
-			delete(s.more, e)
-		}
-		if s.first == nil && len(s.more) == 0 {
-			delete(c.m, k)
-		} else {
-			c.m[k] = s
-		}
-	}
-}
-
-// cancel cancels the requests in flight under k, and reports whether
-// there were any.
-func (c *statelessCalls) cancel(k callKey) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, ok := c.m[k]
-	if s.first != nil {
-		s.first.end(errClientCancelled)
-	}
-	for e := range s.more {
-		e.end(errClientCancelled)
-	}
-	return ok
-}
+// endCancelled ends a request whose call its client cancelled.
+func endCancelled(b *boundRequestCtx) { b.end(errClientCancelled) }
