@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolroute/toolroute/internal/rpcscan"
 )
 
 // Cancellations carries a 2025 client's notifications/cancelled between
@@ -94,7 +96,7 @@ func (r *relay) close() {
 	r.wg.Wait()
 }
 
-// publish sends the cancellation of the caller's call id (an [idKey]) in
+// publish sends the cancellation of the caller's call id (an [rpcscan.IDKey]) in
 // the background, without waiting.
 func (r *relay) publish(caller callerID, id string) {
 	raw, ok := idJSON(id)
@@ -142,28 +144,16 @@ func received(caller string, id json.RawMessage) (k callKey, ok bool) {
 	if _, err := hex.Decode(user[:], []byte(caller)); err != nil {
 		return callKey{}, false
 	}
-	key, ok := idKey(id)
+	key, ok := rpcscan.IDKey(id)
 	if !ok {
 		return callKey{}, false
 	}
-	return callKey{user, key}, true
+	return callKey{User: user, ID: key}, true
 }
 
-// idJSON is the JSON of an [idKey]'s id, or false if it is longer than
-// MaxCancelledIDBytes.
+// idJSON is the JSON of an [rpcscan.IDKey]'s id, or false if it is
+// longer than MaxCancelledIDBytes.
 func idJSON(key string) (json.RawMessage, bool) {
-	var raw []byte
-	switch key[0] {
-	case 's':
-		b, err := json.Marshal(key[1:])
-		if err != nil {
-			return nil, false
-		}
-		raw = b
-	case 'n':
-		raw = []byte(key[1:])
-	default:
-		return nil, false
-	}
-	return raw, len(raw) <= MaxCancelledIDBytes
+	raw, ok := rpcscan.KeyJSON(key)
+	return raw, ok && len(raw) <= MaxCancelledIDBytes
 }

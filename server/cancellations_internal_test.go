@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/toolroute/toolroute/internal/rpcscan"
 )
 
 // TestCancelledIDRoundTrip: an id published as JSON is delivered as the
@@ -11,21 +13,21 @@ import (
 func TestCancelledIDRoundTrip(t *testing.T) {
 	caller := strings.Repeat("ab", 32)
 	for _, raw := range []string{`"c-5"`, `7`, `-1.5e3`, `"\u00e9\"\\ \u2028"`, `""`, `"7"`} {
-		key, ok := idKey(json.RawMessage(raw))
+		key, ok := rpcscan.IDKey(json.RawMessage(raw))
 		if !ok {
-			t.Fatalf("idKey(%s) failed", raw)
+			t.Fatalf("rpcscan.IDKey(%s) failed", raw)
 		}
 		pub, ok := idJSON(key)
 		if !ok {
 			t.Fatalf("idJSON(%q) failed", key)
 		}
 		k, ok := received(caller, pub)
-		if !ok || k.user.String() != caller || k.id != key {
+		if !ok || k.User.String() != caller || k.ID != key {
 			t.Errorf("%s: published %s, delivered as %+v %v, want %s %q", raw, pub, k, ok, caller, key)
 		}
 	}
 	long := `"` + strings.Repeat("x", MaxCancelledIDBytes) + `"`
-	key, _ := idKey(json.RawMessage(long))
+	key, _ := rpcscan.IDKey(json.RawMessage(long))
 	if _, ok := idJSON(key); ok {
 		t.Errorf("an id of %d bytes is published", len(long))
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/callreg"
+	"github.com/toolroute/toolroute/internal/rpcscan"
 )
 
 // errRequestEnded is the cause of a call's context ending because its
@@ -51,7 +53,7 @@ type requestKey struct{}
 // d, if not nil, is the drain every call of a request reaches (see
 // [drain]): the request's context carries it.
 func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Handler, stop func()) {
-	calls := &statelessCalls{m: map[callKey]callSet{}}
+	calls := callreg.New[callerID, *boundRequestCtx]() // the stateless requests in flight
 	live := &liveRequests{m: map[*boundRequestCtx]struct{}{}}
 	stop = func() {}
 	if d != nil {
@@ -61,7 +63,7 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Hand
 	if rel != nil {
 		unsubscribe := rel.c.Subscribe(func(caller string, id json.RawMessage) {
 			if k, ok := received(caller, id); ok {
-				calls.cancel(k)
+				calls.Each(k, endCancelled)
 			}
 		})
 		stop = sync.OnceFunc(func() {
@@ -88,15 +90,15 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Hand
 			}
 			defer body.release()
 			var one [1]string // the ids of a single message
-			ids, cancelled := scanMessages(body.buf.Bytes(), one[:0])
+			ids, cancelled := rpcscan.Scan(body.buf.Bytes(), one[:0])
 			for _, id := range cancelled {
-				if !calls.cancel(callKey{user, id}) && rel != nil {
+				if !calls.Each(callKey{User: user, ID: id}, endCancelled) && rel != nil {
 					rel.publish(user, id)
 				}
 			}
 			if len(ids) > 0 {
-				calls.add(user, ids, b)
-				defer calls.remove(user, ids, b)
+				calls.Add(user, ids, b)
+				defer calls.Remove(user, ids, b)
 			}
 		}
 		h.ServeHTTP(w, r.WithContext(b))
@@ -325,163 +327,9 @@ func bodyError(w http.ResponseWriter, err error) {
 	http.Error(w, "reading the request body failed", http.StatusBadRequest)
 }
 
-// wireMessage is what bindCalls reads of a JSON-RPC message.
-type wireMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		RequestID json.RawMessage `json:"requestId"`
-	} `json:"params"`
-}
-
-// scanMessages returns the ids of the tools/call requests a body (a
-// JSON-RPC message or a batch) carries (appended to ids), and the ids its
-// notifications/cancelled name: only a call's context is bound to its
-// request (see [boundRequest]). A body that does not parse carries none:
-// the SDK answers it. A body that names neither method, even escaped,
-// is not decoded.
-func scanMessages(body []byte, ids []string) (_, cancelled []string) {
-	if !bytes.Contains(body, []byte("tools/call")) && !bytes.Contains(body, []byte("notifications/cancelled")) && bytes.IndexByte(body, '\\') < 0 {
-		return ids, nil
-	}
-	if !json.Valid(body) {
-		return ids, nil
-	}
-	if m, ok := scanPlain(body); ok {
-		return m.scan(ids, nil)
-	}
-	return scanDecoded(body, ids)
-}
-
-// scan appends m's call id to ids, or the id m cancels to cancelled.
-func (m *wireMessage) scan(ids, cancelled []string) ([]string, []string) {
-	switch {
-	case m.Method == "notifications/cancelled" && len(m.Params.RequestID) > 0:
-		if id, ok := idKey(m.Params.RequestID); ok {
-			cancelled = append(cancelled, id)
-		}
-	case m.Method == "tools/call" && len(m.ID) > 0:
-		if id, ok := idKey(m.ID); ok {
-			ids = append(ids, id)
-		}
-	}
-	return ids, cancelled
-}
-
-// idKey is a JSON-RPC id as a map key: a string id and a number id of the
-// same text differ, as in JSON-RPC. raw may come from another replica:
-// anything but one JSON string or number (with what follows it ignored,
-// as a json.Decoder does) is refused.
-func idKey(raw json.RawMessage) (string, bool) {
-	// The usual ids (numbers, and strings of printable ASCII without
-	// escapes) are their own text.
-	if v := bytes.TrimRight(raw, " \t\r\n"); len(v) > 0 && json.Valid(v) {
-		switch c := v[0]; {
-		case c == '-' || '0' <= c && c <= '9':
-			return "n" + string(v), true
-		case c == '"' && plainString(v[1:len(v)-1]):
-			return "s" + string(v[1:len(v)-1]), true
-		}
-	}
-	var v any
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	if d.Decode(&v) != nil {
-		return "", false
-	}
-	switch v := v.(type) {
-	case string:
-		return "s" + v, true
-	case json.Number:
-		return "n" + v.String(), true
-	}
-	return "", false
-}
-
-// plainString reports whether the inside of a JSON string is its value:
-// printable ASCII without escapes.
-func plainString(b []byte) bool {
-	for _, c := range b {
-		if c < 0x20 || c >= 0x7f || c == '\\' {
-			return false
-		}
-	}
-	return true
-}
-
 // callKey is a call in flight: its caller (see [callerKey]) and its
-// JSON-RPC id (see [idKey]).
-type callKey struct {
-	user callerID
-	id   string
-}
+// JSON-RPC id (see [rpcscan.IDKey]).
+type callKey = callreg.Key[callerID]
 
-// callSet is the requests in flight under one key: nearly always one
-// (first), without a map of its own.
-type callSet struct {
-	first *boundRequestCtx
-	more  map[*boundRequestCtx]struct{}
-}
-
-// statelessCalls is the stateless requests in flight, by caller and id.
-// Several requests may share a key (two clients of one caller count ids
-// alike): a cancellation ends them all, as the caller's.
-type statelessCalls struct {
-	mu sync.Mutex
-	m  map[callKey]callSet
-}
-
-func (c *statelessCalls) add(user callerID, ids []string, e *boundRequestCtx) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, id := range ids {
-		k := callKey{user, id}
-		s := c.m[k]
-		switch {
-		case s.first == nil:
-			s.first = e
-		case s.more == nil:
-			s.more = map[*boundRequestCtx]struct{}{e: {}}
-		default:
-			s.more[e] = struct{}{}
-		}
-		c.m[k] = s
-	}
-}
-
-func (c *statelessCalls) remove(user callerID, ids []string, e *boundRequestCtx) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, id := range ids {
-		k := callKey{user, id}
-		s, ok := c.m[k]
-		if !ok {
-			continue
-		}
-		if s.first == e {
-			s.first = nil
-		} else {
-			delete(s.more, e)
-		}
-		if s.first == nil && len(s.more) == 0 {
-			delete(c.m, k)
-		} else {
-			c.m[k] = s
-		}
-	}
-}
-
-// cancel cancels the requests in flight under k, and reports whether
-// there were any.
-func (c *statelessCalls) cancel(k callKey) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, ok := c.m[k]
-	if s.first != nil {
-		s.first.end(errClientCancelled)
-	}
-	for e := range s.more {
-		e.end(errClientCancelled)
-	}
-	return ok
-}
+// endCancelled ends a request whose call its client cancelled.
+func endCancelled(b *boundRequestCtx) { b.end(errClientCancelled) }

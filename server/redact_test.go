@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,95 +19,25 @@ import (
 	"github.com/toolroute/toolroute/tool"
 )
 
-type stringer string
-
-func (s stringer) String() string { return string(s) }
-
-type leaky struct{ Header string }
-
-// TestRedactingHandler: the caller's bearer, and the token of any
-// "Bearer TOKEN", is gone from every part of a record: the message,
-// strings, errors, Stringers, LogValuers, other values, nested groups and
-// the attributes bound with With, in both built-in handlers.
+// TestRedactingHandler: the bearer of the authz caller in a record's
+// context is gone from the record, even where no "Bearer" precedes it
+// (in the message, and in an attribute bound with With), and a handler
+// is wrapped once. The redaction itself is tested in internal/redact.
 func TestRedactingHandler(t *testing.T) {
 	const secret = "s3cr3t-T0ken_value"
 	ctx := authz.WithCaller(context.Background(), authz.Caller{Subject: "alice", Bearer: secret})
-	for _, name := range []string{"text", "json"} {
-		t.Run(name, func(t *testing.T) {
-			var buf bytes.Buffer
-			var h slog.Handler = slog.NewTextHandler(&buf, nil)
-			if name == "json" {
-				h = slog.NewJSONHandler(&buf, nil)
-			}
-			log := slog.New(server.RedactingHandler(h)).With("bound", "echo "+secret).WithGroup("g").With(slog.Group("inner", "bound2", "x"+secret+"x"))
-			log.ErrorContext(ctx, "upstream said "+secret,
-				slog.String("s", "Authorization: Bearer "+secret),
-				slog.Any("err", fmt.Errorf("catalog: HTTP 500: %w", errors.New("echo: "+secret))),
-				slog.Any("str", stringer("token="+secret)),
-				slog.Any("val", leaky{Header: secret}),
-				slog.Group("nested", slog.Group("deeper", slog.String("s", secret))),
-				slog.Any("caller", authz.Caller{Subject: "alice", Bearer: secret}),
-				// Not the caller's: only the pattern finds it.
-				slog.String("other", "bearer abc.DEF-123=="),
-				slog.String("prose", "a bearer"),
-				slog.Int("n", 7),
-			)
-			got := buf.String()
-			if strings.Contains(got, secret) || strings.Contains(got, "abc.DEF") {
-				t.Errorf("a token reached the log:\n%s", got)
-			}
-			for _, want := range []string{"upstream said [redacted]", "Bearer [redacted]", "echo: [redacted]", "token=[redacted]", "bearer [redacted]", "a bearer", "alice"} {
-				if !strings.Contains(got, want) {
-					t.Errorf("the record lacks %q:\n%s", want, got)
-				}
-			}
-		})
-	}
-}
-
-// TestRedactingHandlerBounds: an overlong string is cut, whoever logs
-// it, and a handler is wrapped once.
-func TestRedactingHandlerBounds(t *testing.T) {
 	var buf bytes.Buffer
-	log := slog.New(server.RedactingHandler(slog.NewTextHandler(&buf, nil)))
-	log.InfoContext(context.Background(), "m", slog.String("big", strings.Repeat("x", 4<<20)))
-	if got := buf.Len(); got > 20<<10 || !strings.Contains(buf.String(), "…(truncated, 4194304 bytes)") {
-		t.Errorf("a 4 MB attribute grew the log by %d bytes: %.200s", got, buf.String())
+	log := slog.New(server.RedactingHandler(slog.NewTextHandler(&buf, nil))).With("bound", "echo "+secret)
+	log.ErrorContext(ctx, "upstream said "+secret, slog.Any("caller", authz.Caller{Subject: "alice", Bearer: secret}))
+	got := buf.String()
+	if strings.Contains(got, secret) || !strings.Contains(got, "upstream said [redacted]") || !strings.Contains(got, "echo [redacted]") {
+		t.Errorf("log:\n%s", got)
 	}
 	// Wrapping twice wraps once.
 	h := server.RedactingHandler(slog.NewTextHandler(&buf, nil))
 	if server.RedactingHandler(h) != h {
 		t.Error("RedactingHandler wrapped its own handler again")
 	}
-}
-
-// BenchmarkRedactingHandler: the cost of one tools/call record (the
-// server's usual attributes, the caller in the context) through a text
-// handler, wrapped by RedactingHandler, relative to the bare handler:
-// both run in one loop, alternating blocks, and "ratio" is the wrapped
-// time over the bare.
-func BenchmarkRedactingHandler(b *testing.B) {
-	ctx := authz.WithCaller(context.Background(), authz.Caller{Subject: "alice", Bearer: "s3cr3t-T0ken_value"})
-	text := slog.NewTextHandler(io.Discard, nil)
-	bare, wrapped := slog.New(text), slog.New(server.RedactingHandler(text))
-	record := func(log *slog.Logger) {
-		log.LogAttrs(ctx, slog.LevelInfo, "toolroute: tools/call", slog.String("tool", "get_item"), slog.String("subject", "alice"),
-			slog.String("outcome", "tool_error"), slog.Duration("duration", time.Millisecond), slog.String("error", `item "itm-9" not found`))
-	}
-	var tb, tw time.Duration
-	b.ReportAllocs()
-	for b.Loop() {
-		start := time.Now()
-		for range 100 {
-			record(bare)
-		}
-		mid := time.Now()
-		for range 100 {
-			record(wrapped)
-		}
-		tb, tw = tb+mid.Sub(start), tw+time.Since(mid)
-	}
-	b.ReportMetric(float64(tw)/float64(tb), "ratio")
 }
 
 // TestServerLogCarriesNoBearer: a tool error echoing the caller's

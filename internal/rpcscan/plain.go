@@ -1,11 +1,11 @@
-package server
+package rpcscan
 
 import (
 	"bytes"
 	"encoding/json"
 )
 
-// The body scan of every stateless request ([scanMessages]) reads three
+// The body scan of every stateless request ([Scan]) reads three
 // members of a JSON-RPC message: a json.Unmarshal of it costs a call
 // about ten allocations. Most bodies are a single message whose members
 // are spelt plainly; for them, this file reads the members in place, as
@@ -98,11 +98,11 @@ func plainKey(key []byte, names ...string) bool {
 func (m *plainMessage) scan(ids, cancelled []string) ([]string, []string) {
 	switch {
 	case string(m.method) == "notifications/cancelled" && len(m.requestID) > 0:
-		if id, ok := idKey(m.requestID); ok {
+		if id, ok := IDKey(m.requestID); ok {
 			cancelled = append(cancelled, id)
 		}
 	case string(m.method) == "tools/call" && len(m.id) > 0:
-		if id, ok := idKey(m.id); ok {
+		if id, ok := IDKey(m.id); ok {
 			ids = append(ids, id)
 		}
 	}
@@ -215,7 +215,7 @@ literal:
 	return j
 }
 
-// scanDecoded is [scanMessages] by json.Unmarshal.
+// scanDecoded is [Scan] by json.Unmarshal.
 func scanDecoded(body []byte, ids []string) (_, cancelled []string) {
 	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) > 0 && b[0] == '[' {
 		var msgs []wireMessage

@@ -1,6 +1,7 @@
-package server
+package rpcscan
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 )
@@ -71,9 +72,42 @@ func FuzzScanMessages(f *testing.F) {
 
 func checkScan(t *testing.T, body []byte) {
 	t.Helper()
-	ids, cancelled := scanMessages(body, nil)
+	ids, cancelled := Scan(body, nil)
 	wantIDs, wantCancelled := scanDecoded(body, nil)
 	if !slices.Equal(ids, wantIDs) || !slices.Equal(cancelled, wantCancelled) {
 		t.Errorf("%s: scanned ids %q, cancelled %q; decoded ids %q, cancelled %q", body, ids, cancelled, wantIDs, wantCancelled)
+	}
+}
+
+// TestKeyJSON: an id's key turns back into JSON of the same id, and a
+// string id and a number id of the same text stay apart.
+func TestKeyJSON(t *testing.T) {
+	for _, raw := range []string{`"c-5"`, `7`, `-1.5e3`, `"\u00e9\"\\ \u2028"`, `""`, `"7"`} {
+		key, ok := IDKey(json.RawMessage(raw))
+		if !ok {
+			t.Fatalf("IDKey(%s) failed", raw)
+		}
+		back, ok := KeyJSON(key)
+		if !ok {
+			t.Fatalf("KeyJSON(%q) failed", key)
+		}
+		if again, ok := IDKey(back); !ok || again != key {
+			t.Errorf("%s: key %q, back %s, its key %q", raw, key, back, again)
+		}
+	}
+	s, _ := IDKey(json.RawMessage(`"7"`))
+	n, _ := IDKey(json.RawMessage(`7`))
+	if s == n {
+		t.Errorf(`"7" and 7 share the key %q`, s)
+	}
+	for _, bad := range []string{"", "x1", "b7"} {
+		if raw, ok := KeyJSON(bad); ok {
+			t.Errorf("KeyJSON(%q) = %s, want false", bad, raw)
+		}
+	}
+	for _, bad := range []string{`null`, `{"a":1}`, `[1]`, `true`, `"x`} {
+		if k, ok := IDKey(json.RawMessage(bad)); ok {
+			t.Errorf("IDKey(%s) = %q, want false", bad, k)
+		}
 	}
 }

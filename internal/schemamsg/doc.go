@@ -1,0 +1,18 @@
+// Package schemamsg rewrites the go-sdk's texts for tool arguments their
+// input schema refuses into plain text. Nothing here is API.
+//
+// The SDK answers such arguments with an isError result whose text is
+// the validator's (google/jsonschema-go) error chain:
+//
+//	validating "arguments": validating root: validating /properties/count: type: <invalid reflect.Value> has type "null", want "integer"
+//	validating "arguments": validating root: validating /properties/count: maximum: 100000000000000000000/1 is greater than 1000000.000000
+//
+// The first reads as a bug, the second as noise. [Plain] rewrites these
+// two kinds into plain text, naming the argument, under the SDK's prefix
+// that every validation text shares:
+//
+//	validating "arguments": argument "count": null is not allowed (want integer)
+//	validating "arguments": argument "count": maximum: 1e+20 is greater than 1000000
+//
+// Every other validation text is left as the SDK wrote it.
+package schemamsg
