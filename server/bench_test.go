@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
-	"slices"
 	"testing"
 	"time"
 
@@ -63,40 +62,11 @@ func BenchmarkCallHTTP(b *testing.B) {
 }
 
 // pairedCalls alternates calls of "echo" by raw's client and toolroute's,
-// call by call, so that both see the same machine load, and reports each
-// one's median call time and their ratio (robust to the pauses of a
-// shared machine).
+// call by call (benchtools.Paired), and reports each one's median call
+// time and their ratio.
 func pairedCalls(b *testing.B, rawCS, trCS *mcp.ClientSession, args map[string]any) {
-	ctx := context.Background()
 	params := &mcp.CallToolParams{Name: "echo", Arguments: args}
-	var rawTimes, trTimes []time.Duration
-	timed := func(cs *mcp.ClientSession) time.Duration {
-		start := time.Now()
-		res, err := cs.CallTool(ctx, params)
-		if err != nil || res.IsError {
-			b.Fatalf("call: %v %v", err, res)
-		}
-		return time.Since(start)
-	}
-	for b.Loop() {
-		if len(rawTimes)%2 == 0 {
-			rawTimes = append(rawTimes, timed(rawCS))
-			trTimes = append(trTimes, timed(trCS))
-		} else {
-			trTimes = append(trTimes, timed(trCS))
-			rawTimes = append(rawTimes, timed(rawCS))
-		}
-	}
-	rawMedian, trMedian := median(rawTimes), median(trTimes)
-	b.ReportMetric(float64(rawMedian.Nanoseconds()), "raw-ns/call")
-	b.ReportMetric(float64(trMedian.Nanoseconds()), "toolroute-ns/call")
-	b.ReportMetric(float64(trMedian)/float64(rawMedian), "ratio")
-}
-
-// median returns the median of ds (which it sorts).
-func median(ds []time.Duration) time.Duration {
-	slices.Sort(ds)
-	return ds[len(ds)/2]
+	benchtools.Paired(b, "call", "raw", benchtools.TimedCall(b, rawCS, params), "toolroute", benchtools.TimedCall(b, trCS, params))
 }
 
 // rawServer is a raw go-sdk server of the echo tool.
@@ -229,24 +199,16 @@ func BenchmarkListHTTP(b *testing.B) {
 		tr := httptest.NewServer(benchtools.ToolrouteHTTP(benchtools.Toolroute(n)))
 		defer tr.Close()
 		c := &benchtools.Client{}
-		var rawTimes, trTimes []time.Duration
-		timed := func(url, token string) time.Duration {
-			start := time.Now()
-			if _, err := c.Post(url+"/mcp", token, benchtools.ListBody); err != nil {
-				b.Fatal(err)
-			}
-			return time.Since(start)
-		}
-		for b.Loop() {
-			if len(rawTimes)%2 == 0 {
-				rawTimes = append(rawTimes, timed(raw.URL, ""))
-				trTimes = append(trTimes, timed(tr.URL, benchtools.Token))
-			} else {
-				trTimes = append(trTimes, timed(tr.URL, benchtools.Token))
-				rawTimes = append(rawTimes, timed(raw.URL, ""))
+		timed := func(url, token string) func() time.Duration {
+			return func() time.Duration {
+				start := time.Now()
+				if _, err := c.Post(url+"/mcp", token, benchtools.ListBody); err != nil {
+					b.Fatal(err)
+				}
+				return time.Since(start)
 			}
 		}
-		reportMedians(b, rawTimes, trTimes, "list")
+		benchtools.Paired(b, "list", "raw", timed(raw.URL, ""), "toolroute", timed(tr.URL, benchtools.Token))
 	})
 }
 
@@ -265,15 +227,6 @@ func loopPosts(b *testing.B, h http.Handler, token string, body []byte) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// reportMedians reports raw's and toolroute's median times per op and
-// their ratio.
-func reportMedians(b *testing.B, rawTimes, trTimes []time.Duration, op string) {
-	rawMedian, trMedian := median(rawTimes), median(trTimes)
-	b.ReportMetric(float64(rawMedian.Nanoseconds()), "raw-ns/"+op)
-	b.ReportMetric(float64(trMedian.Nanoseconds()), "toolroute-ns/"+op)
-	b.ReportMetric(float64(trMedian)/float64(rawMedian), "ratio")
 }
 
 // BenchmarkListInMemory is a tools/list of 1,000 tools end to end, with
@@ -305,16 +258,6 @@ func BenchmarkListInMemory(b *testing.B) {
 	})
 	b.Run("paired", func(b *testing.B) {
 		rawCS, trCS := connectMemAs(b, benchtools.Raw(n, nil), caller), connectMemAs(b, benchtools.Toolroute(n), caller)
-		var rawTimes, trTimes []time.Duration
-		for b.Loop() {
-			if len(rawTimes)%2 == 0 {
-				rawTimes = append(rawTimes, list(b, rawCS))
-				trTimes = append(trTimes, list(b, trCS))
-			} else {
-				trTimes = append(trTimes, list(b, trCS))
-				rawTimes = append(rawTimes, list(b, rawCS))
-			}
-		}
-		reportMedians(b, rawTimes, trTimes, "list")
+		benchtools.Paired(b, "list", "raw", func() time.Duration { return list(b, rawCS) }, "toolroute", func() time.Duration { return list(b, trCS) })
 	})
 }

@@ -2,7 +2,6 @@ package oauth_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/oauth"
+	"github.com/toolroute/toolroute/internal/benchtools"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
 )
@@ -49,35 +49,8 @@ func BenchmarkCallHTTP(b *testing.B) {
 	staticURL := mcpServer(b, server.StaticTokens(map[string]authz.Caller{"static-token": {Subject: "carol", Roles: []string{"admin"}}}), "http://127.0.0.1:1", nil, server.HTTPOptions{})
 	jwtCS := servertest.ConnectHTTP(b, jwtURL, op.Token(b, "carol"), nil)
 	staticCS := servertest.ConnectHTTP(b, staticURL, "static-token", nil)
-	ctx := context.Background()
 	params := &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}}
-	timed := func(cs *mcp.ClientSession) time.Duration {
-		start := time.Now()
-		res, err := cs.CallTool(ctx, params)
-		if err != nil || res.IsError {
-			b.Fatalf("call: %v %v", err, res)
-		}
-		return time.Since(start)
-	}
-	var jwtTimes, staticTimes []time.Duration
-	for b.Loop() {
-		if len(jwtTimes)%2 == 0 {
-			jwtTimes = append(jwtTimes, timed(jwtCS))
-			staticTimes = append(staticTimes, timed(staticCS))
-		} else {
-			staticTimes = append(staticTimes, timed(staticCS))
-			jwtTimes = append(jwtTimes, timed(jwtCS))
-		}
-	}
-	jm, sm := median(jwtTimes), median(staticTimes)
-	b.ReportMetric(float64(sm.Nanoseconds()), "static-ns/call")
-	b.ReportMetric(float64(jm.Nanoseconds()), "jwt-ns/call")
-	b.ReportMetric(float64(jm)/float64(sm), "ratio")
-}
-
-func median(ds []time.Duration) time.Duration {
-	slices.Sort(ds)
-	return ds[len(ds)/2]
+	benchtools.Paired(b, "call", "static", benchtools.TimedCall(b, staticCS, params), "jwt", benchtools.TimedCall(b, jwtCS, params))
 }
 
 // BenchmarkExchangeCached gets a token for one caller again and again:

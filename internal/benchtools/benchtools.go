@@ -15,7 +15,10 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
+	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -227,4 +230,48 @@ func Result(body []byte) (json.RawMessage, error) {
 		return nil, fmt.Errorf("benchtools: response: %w", err)
 	}
 	return msg.Result, nil
+}
+
+// Paired runs base and other alternately, once each per iteration of b
+// (the one that goes first alternating too), so that both see the same
+// load of a shared machine, and reports the median time of each, as
+// "<baseName>-ns/<op>" and "<otherName>-ns/<op>", and their ratio
+// other/base as "ratio". Medians are robust to a shared machine's pauses.
+func Paired(b *testing.B, op, baseName string, base func() time.Duration, otherName string, other func() time.Duration) {
+	var baseTimes, otherTimes []time.Duration
+	for b.Loop() {
+		if len(baseTimes)%2 == 0 {
+			baseTimes = append(baseTimes, base())
+			otherTimes = append(otherTimes, other())
+		} else {
+			otherTimes = append(otherTimes, other())
+			baseTimes = append(baseTimes, base())
+		}
+	}
+	if len(baseTimes) == 0 {
+		return
+	}
+	bm, om := median(baseTimes), median(otherTimes)
+	b.ReportMetric(float64(bm.Nanoseconds()), baseName+"-ns/"+op)
+	b.ReportMetric(float64(om.Nanoseconds()), otherName+"-ns/"+op)
+	b.ReportMetric(float64(om)/float64(bm), "ratio")
+}
+
+// TimedCall returns a function that calls params on cs, fails b on an
+// error or an isError result, and returns how long the call took.
+func TimedCall(b *testing.B, cs *mcp.ClientSession, params *mcp.CallToolParams) func() time.Duration {
+	return func() time.Duration {
+		start := time.Now()
+		res, err := cs.CallTool(context.Background(), params)
+		if err != nil || res.IsError {
+			b.Fatalf("call %s: %v %+v", params.Name, err, res)
+		}
+		return time.Since(start)
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }

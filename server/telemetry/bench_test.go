@@ -3,16 +3,15 @@ package telemetry_test
 import (
 	"context"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/benchtools"
 	icall "github.com/toolroute/toolroute/internal/call"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
@@ -83,37 +82,9 @@ func BenchmarkCallPaired(b *testing.B) {
 	for _, name := range []string{"get_item", "whoami"} {
 		b.Run(name, func(b *testing.B) {
 			off, on, params := benchPair(b, up, name)
-			ctx := context.Background()
-			timed := func(cs *mcp.ClientSession) time.Duration {
-				start := time.Now()
-				res, err := cs.CallTool(ctx, params)
-				if err != nil || res.IsError {
-					b.Fatalf("call: %v %+v", err, res)
-				}
-				return time.Since(start)
-			}
-			var offT, onT []time.Duration
-			for b.Loop() {
-				if len(offT)%2 == 0 {
-					offT = append(offT, timed(off))
-					onT = append(onT, timed(on))
-				} else {
-					onT = append(onT, timed(on))
-					offT = append(offT, timed(off))
-				}
-			}
-			offM, onM := median(offT), median(onT)
-			b.ReportMetric(float64(offM.Nanoseconds()), "off-ns/call")
-			b.ReportMetric(float64(onM.Nanoseconds()), "on-ns/call")
-			b.ReportMetric(float64(onM)/float64(offM), "ratio")
+			benchtools.Paired(b, "call", "off", benchtools.TimedCall(b, off, params), "on", benchtools.TimedCall(b, on, params))
 		})
 	}
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 // BenchmarkCall measures tools/call of get_item with telemetry off and
