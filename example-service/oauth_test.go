@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/toolroute/toolroute/internal/oidctest"
+	"github.com/toolroute/toolroute/internal/tsclient"
 	"github.com/toolroute/toolroute/server/servertest"
 )
 
@@ -183,25 +184,10 @@ func TestOAuthFlagErrors(t *testing.T) {
 
 // The official TypeScript SDK client finds the authorization server
 // through the protected resource metadata of a 401, gets a token from
-// the provider (client credentials) and uses the service with it. It
-// needs Node.js and the packages of test/tsoauth (npm ci there; .ci/run
-// does); it skips, loudly, without them, and fails under CI=true.
+// the provider (client credentials) and uses the service with it
+// (test/tsclient/oauth.mjs; see internal/tsclient for what it needs).
 func TestTypeScriptClientOAuth(t *testing.T) {
-	const dir = "../test/tsoauth"
-	missing := func(what string) {
-		msg := "the TypeScript OAuth test needs " + what + " (cd test/tsoauth && npm ci)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip("SKIPPED: " + msg)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node on PATH")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		missing("its npm modules")
-	}
+	node, script := tsclient.Script(t, "oauth.mjs")
 	// The metadata's resource must be the URL the client connects to, so
 	// the port is chosen first.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -217,12 +203,11 @@ func TestTypeScriptClientOAuth(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "e2e.mjs", url, "ts-client", "ts-secret")
-	cmd.Dir = dir
+	cmd := exec.CommandContext(ctx, node, script, url, "ts-client", "ts-secret")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("node e2e.mjs: %v\n%s%s", err, stdout.String(), stderr.String())
+		t.Fatalf("node oauth.mjs: %v\n%s%s", err, stdout.String(), stderr.String())
 	}
 	t.Logf("TypeScript client: %s", stdout.String())
 	var got struct {

@@ -4,41 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolroute/toolroute/internal/tsclient"
 	"github.com/toolroute/toolroute/server"
 )
-
-// tsClientDir holds the pinned official TypeScript SDK client (npm ci it
-// there; .ci/run does).
-const tsClientDir = "../test/tscancel"
-
-// nodeClient returns the node binary and the script's path, or skips the
-// test, loudly, when node or the npm modules are absent; under CI=true
-// it fails instead.
-func nodeClient(t *testing.T) (node, script string) {
-	t.Helper()
-	missing := func(what string) {
-		msg := "the TypeScript SDK client test needs " + what + " (cd test/tscancel && npm ci)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip("SKIPPED: " + msg)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node on PATH")
-	}
-	if _, err := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		missing("its npm modules")
-	}
-	return node, filepath.Join(tsClientDir, "cancel.mjs")
-}
 
 // TestTypeScriptClientCancelsStatelessCall: the official TypeScript SDK
 // client aborts a call over stateless HTTP, and stays connected; the
@@ -46,7 +19,7 @@ func nodeClient(t *testing.T) (node, script string) {
 // notifications/cancelled (it would otherwise run until released, or
 // until the client closes its connection).
 func TestTypeScriptClientCancelsStatelessCall(t *testing.T) {
-	node, script := nodeClient(t)
+	node, script := tsclient.Script(t, "cancel.mjs")
 	d := newDeps("a")
 	hs := startHTTP(t, newTestServer(t, server.Options{}, d), server.HTTPOptions{})
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)

@@ -17,7 +17,7 @@ if (!url || !clientId || !clientSecret) {
 }
 const authProvider = new ClientCredentialsProvider({ clientId, clientSecret });
 const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider });
-const client = new Client({ name: 'toolroute-tsoauth', version: '1.0.0' });
+const client = new Client({ name: 'toolroute-tsclient', version: '1.0.0' });
 await client.connect(transport);
 const { tools } = await client.listTools();
 const whoami = await client.callTool({ name: 'whoami', arguments: {} });

@@ -11,7 +11,7 @@ const [url, token, abortAfter, holdAfter] = process.argv.slice(2);
 const transport = new StreamableHTTPClientTransport(new URL(url), {
   requestInit: { headers: { Authorization: `Bearer ${token}` } },
 });
-const client = new Client({ name: "toolroute-tscancel", version: "1.0.0" });
+const client = new Client({ name: "toolroute-tsclient", version: "1.0.0" });
 await client.connect(transport);
 const abort = new AbortController();
 setTimeout(() => abort.abort(new Error("stopped by the user")), Number(abortAfter));
