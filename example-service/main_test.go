@@ -95,20 +95,6 @@ func start(t *testing.T, args ...string) (string, *logBuffer) {
 	}
 }
 
-func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	var names []string
-	for _, tl := range res.Tools {
-		names = append(names, tl.Name)
-	}
-	slices.Sort(names)
-	return names
-}
-
 func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, string, error) {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
@@ -168,7 +154,7 @@ func TestDemo(t *testing.T) {
 		}
 		for _, tt := range tests {
 			cs := servertest.ConnectHTTP(t, url, tt.token, &servertest.Options{ProtocolVersion: tt.version})
-			if diff := cmp.Diff(tt.want, toolNames(t, cs)); diff != "" {
+			if diff := cmp.Diff(tt.want, servertest.ToolNames(t, cs)); diff != "" {
 				t.Errorf("%s (protocol %q) sees (-want +got):\n%s", tt.token, tt.version, diff)
 			}
 		}
@@ -357,7 +343,7 @@ func TestStdio(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, stderr.String())
 	}
-	if diff := cmp.Diff(editorTools, toolNames(t, cs)); diff != "" {
+	if diff := cmp.Diff(editorTools, servertest.ToolNames(t, cs)); diff != "" {
 		t.Errorf("stdio editor sees (-want +got):\n%s", diff)
 	}
 	out, errText, err := call(t, cs, "whoami", nil)
@@ -455,7 +441,7 @@ func TestGeneratedPolicy(t *testing.T) {
 	os.WriteFile(tokensFile, []byte(`[{"token": "clerk-token-1", "subject": "carol", "roles": ["clerk"]}]`), 0o600)
 	url, stderr := start(t, "-policy", policyFile, "-tokens", tokensFile)
 	cs := servertest.ConnectHTTP(t, url, "clerk-token-1", nil)
-	if diff := cmp.Diff([]string{"audit_catalog", "create_item", "get_item", "list_items", "whoami"}, toolNames(t, cs)); diff != "" {
+	if diff := cmp.Diff([]string{"audit_catalog", "create_item", "get_item", "list_items", "whoami"}, servertest.ToolNames(t, cs)); diff != "" {
 		t.Errorf("clerk sees (-want +got):\n%s", diff)
 	}
 	if _, _, err := call(t, cs, "create_item", map[string]any{"name": "x", "quantity": 1}); err != nil {
@@ -476,7 +462,7 @@ func TestAnonymous(t *testing.T) {
 		t.Errorf("-anonymous not announced loudly:\n%s", stderr)
 	}
 	cs := servertest.ConnectHTTP(t, url, "", nil)
-	if diff := cmp.Diff(viewerTools, toolNames(t, cs)); diff != "" {
+	if diff := cmp.Diff(viewerTools, servertest.ToolNames(t, cs)); diff != "" {
 		t.Errorf("anonymous sees (-want +got):\n%s", diff)
 	}
 	out, _, err := call(t, cs, "whoami", nil)
@@ -484,7 +470,7 @@ func TestAnonymous(t *testing.T) {
 		t.Errorf("anonymous whoami: %v %v", out, err)
 	}
 	// A token still counts, and a bad one is still refused.
-	if diff := cmp.Diff(adminTools, toolNames(t, servertest.ConnectHTTP(t, url, "demo-admin", nil))); diff != "" {
+	if diff := cmp.Diff(adminTools, servertest.ToolNames(t, servertest.ConnectHTTP(t, url, "demo-admin", nil))); diff != "" {
 		t.Errorf("admin with -anonymous sees (-want +got):\n%s", diff)
 	}
 	if got := status(t, url, "Bearer nope"); got != http.StatusUnauthorized {
@@ -584,14 +570,14 @@ func TestProxyAuth(t *testing.T) {
 	url, _ := start(t, "-proxy-auth", proxy.URL, "-upstream", upstream.URL)
 
 	reader := servertest.ConnectHTTP(t, url, "proxy-reader", nil)
-	if diff := cmp.Diff(viewerTools, toolNames(t, reader)); diff != "" {
+	if diff := cmp.Diff(viewerTools, servertest.ToolNames(t, reader)); diff != "" {
 		t.Errorf("proxy-reader sees (-want +got):\n%s", diff)
 	}
 	if _, errText, err := call(t, reader, "get_item", map[string]any{"id": "itm-1"}); err != nil || errText != "" {
 		t.Errorf("proxy-reader get_item: %v %s", err, errText)
 	}
 	admin := servertest.ConnectHTTP(t, url, "proxy-admin", nil)
-	if diff := cmp.Diff(adminTools, toolNames(t, admin)); diff != "" {
+	if diff := cmp.Diff(adminTools, servertest.ToolNames(t, admin)); diff != "" {
 		t.Errorf("proxy-admin sees (-want +got):\n%s", diff)
 	}
 	if _, errText, err := call(t, admin, "delete_item", map[string]any{"id": "itm-3"}); err != nil || errText != "" {

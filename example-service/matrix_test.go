@@ -149,7 +149,7 @@ func TestMatrixAnonymous(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			opts := &servertest.Options{ProtocolVersion: version}
 			cs := servertest.ConnectHTTP(t, url, "", opts)
-			if diff := cmp.Diff(viewerTools, toolNames(t, cs)); diff != "" {
+			if diff := cmp.Diff(viewerTools, servertest.ToolNames(t, cs)); diff != "" {
 				t.Errorf("anonymous sees (-want +got):\n%s", diff)
 			}
 			out, errText, err := call(t, cs, "whoami", nil)
@@ -159,7 +159,7 @@ func TestMatrixAnonymous(t *testing.T) {
 			if _, _, err := call(t, cs, "delete_item", map[string]any{"id": "itm-1"}); err == nil {
 				t.Error("the anonymous viewer called delete_item")
 			}
-			if diff := cmp.Diff(adminTools, toolNames(t, servertest.ConnectHTTP(t, url, "demo-admin", opts))); diff != "" {
+			if diff := cmp.Diff(adminTools, servertest.ToolNames(t, servertest.ConnectHTTP(t, url, "demo-admin", opts))); diff != "" {
 				t.Errorf("admin with -anonymous sees (-want +got):\n%s", diff)
 			}
 		})

@@ -59,7 +59,7 @@ func TestOAuth(t *testing.T) {
 		want []string
 	}{{"alice", viewerTools}, {"bob", editorTools}, {"carol", adminTools}} {
 		cs := servertest.ConnectHTTP(t, url, op.Token(t, tc.user), nil)
-		if diff := cmp.Diff(tc.want, toolNames(t, cs)); diff != "" {
+		if diff := cmp.Diff(tc.want, servertest.ToolNames(t, cs)); diff != "" {
 			t.Errorf("%s's tools (-want +got):\n%s", tc.user, diff)
 		}
 	}
@@ -114,7 +114,7 @@ func TestOAuthIntrospection(t *testing.T) {
 	url, stderr := start(t, "-oidc-issuer", op.Issuer, "-audience", oauthAudience, "-roles-claim", "realm_access.roles",
 		"-public-url", oauthPublic, "-introspect", op.Issuer+"/oauth/introspect", "-introspect-client-id", "example-service", "-introspect-secret-file", secret)
 	cs := servertest.ConnectHTTP(t, url, op.Token(t, "olivia"), nil)
-	if diff := cmp.Diff(editorTools, toolNames(t, cs)); diff != "" {
+	if diff := cmp.Diff(editorTools, servertest.ToolNames(t, cs)); diff != "" {
 		t.Errorf("olivia's tools (-want +got):\n%s", diff)
 	}
 	if out, errText, err := call(t, cs, "list_items", nil); err != nil || errText != "" || out == nil {

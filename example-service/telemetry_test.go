@@ -100,7 +100,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	if _, _, err := call(t, cs, "delete_item", map[string]any{"id": "itm-1"}); err == nil {
 		t.Error("a viewer called delete_item")
 	}
-	toolNames(t, cs)
+	servertest.ToolNames(t, cs)
 
 	families := scrape(t, metricsURL)
 	v := mcp.SupportedProtocolVersions()[0]

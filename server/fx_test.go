@@ -69,7 +69,7 @@ func TestFxHTTP(t *testing.T) {
 	}
 
 	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
-	if diff := cmp.Diff([]string{"boom", "echo", "fail", "get_thing", "plus", "wait", "whoami"}, toolNames(t, cs)); diff != "" {
+	if diff := cmp.Diff([]string{"boom", "echo", "fail", "get_thing", "plus", "wait", "whoami"}, servertest.ToolNames(t, cs)); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 	if got := structured[echoOut](t, call(t, cs, "plus", map[string]any{"text": "1"})).Text; got != "+1" {

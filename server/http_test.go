@@ -139,7 +139,7 @@ func TestHTTPCallerReachesHandler(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("whoami over HTTP (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff([]string{"boom", "echo", "fail", "get_thing", "wait", "whoami"}, toolNames(t, admin)); diff != "" {
+			if diff := cmp.Diff([]string{"boom", "echo", "fail", "get_thing", "wait", "whoami"}, servertest.ToolNames(t, admin)); diff != "" {
 				t.Errorf("admin's tools (-want +got):\n%s", diff)
 			}
 			call(t, admin, "boom", nil)
@@ -149,7 +149,7 @@ func TestHTTPCallerReachesHandler(t *testing.T) {
 			if got := structured[whoamiOut](t, call(t, viewer, "whoami", nil)).Subject; got != "victor" {
 				t.Errorf("viewer's subject = %q", got)
 			}
-			if diff := cmp.Diff([]string{"boom", "echo", "fail", "wait", "whoami"}, toolNames(t, viewer)); diff != "" {
+			if diff := cmp.Diff([]string{"boom", "echo", "fail", "wait", "whoami"}, servertest.ToolNames(t, viewer)); diff != "" {
 				t.Errorf("viewer's tools (-want +got):\n%s", diff)
 			}
 			if _, err := viewer.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_thing", Arguments: map[string]any{"id": "1"}}); err == nil {
@@ -320,7 +320,7 @@ func TestHTTPReplicas(t *testing.T) {
 			cs := servertest.ConnectHTTP(t, proxy.URL+"/mcp", secretToken, &servertest.Options{ProtocolVersion: version})
 			servedBy := map[string]int{}
 			for i := range 10 {
-				if names := toolNames(t, cs); len(names) != 6 {
+				if names := servertest.ToolNames(t, cs); len(names) != 6 {
 					t.Fatalf("tools/list %d: %v", i, names)
 				}
 				w := structured[whoamiOut](t, call(t, cs, "whoami", nil))

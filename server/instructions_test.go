@@ -74,7 +74,7 @@ func TestInstructions(t *testing.T) {
 				}
 				// Visible to a caller who sees only local tools.
 				want := slicesWithout(tt.tools, "get_thing")
-				if diff := cmp.Diff(want, toolNames(t, cs)); diff != "" {
+				if diff := cmp.Diff(want, servertest.ToolNames(t, cs)); diff != "" {
 					t.Errorf("version %q: tools (-want +got):\n%s", version, diff)
 				}
 				if tt.toolText != "" {

@@ -284,7 +284,7 @@ func TestMatrixRegistries(t *testing.T) {
 			}
 			cs := m.connect(t, shared, nil, secretToken, nil)
 			want := []string{"boom", "echo", "fail", "get_thing", "shout", "wait", "whisper", "whoami"}
-			if diff := cmp.Diff(want, toolNames(t, cs)); diff != "" {
+			if diff := cmp.Diff(want, servertest.ToolNames(t, cs)); diff != "" {
 				t.Errorf("tools of two registries (-want +got):\n%s", diff)
 			}
 			if got := structured[echoOut](t, call(t, cs, "shout", map[string]any{"text": "hi"})).Text; got != "> hi" {
@@ -398,7 +398,7 @@ func TestMiddlewareOrderAndPanics(t *testing.T) {
 			cs := m.connect(t, s, nil, "viewer-token", nil)
 
 			// tools/list passes both hooks, in order.
-			if diff := cmp.Diff([]string{"boom", "echo", "fail", "wait", "whoami"}, toolNames(t, cs)); diff != "" {
+			if diff := cmp.Diff([]string{"boom", "echo", "fail", "wait", "whoami"}, servertest.ToolNames(t, cs)); diff != "" {
 				t.Errorf("viewer's tools (-want +got):\n%s", diff)
 			}
 			seen, _ := rec.take()
@@ -622,7 +622,7 @@ func TestMatrixAnonymous(t *testing.T) {
 			if diff := cmp.Diff(whoamiOut{Subject: "anonymous", Roles: []string{"viewer"}, Server: "a"}, got); diff != "" {
 				t.Errorf("anonymous whoami (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff([]string{"boom", "echo", "fail", "wait", "whoami"}, toolNames(t, anon)); diff != "" {
+			if diff := cmp.Diff([]string{"boom", "echo", "fail", "wait", "whoami"}, servertest.ToolNames(t, anon)); diff != "" {
 				t.Errorf("anonymous tools (-want +got):\n%s", diff)
 			}
 			if _, err := anon.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_thing", Arguments: map[string]any{"id": "1"}}); err == nil {

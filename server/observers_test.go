@@ -85,7 +85,7 @@ func TestObserverPanicRecovered(t *testing.T) {
 	if !strings.Contains(sink.String(), "observer bug") {
 		t.Errorf("the panic was not logged:\n%s", sink.String())
 	}
-	if names := toolNames(t, cs); len(names) == 0 {
+	if names := servertest.ToolNames(t, cs); len(names) == 0 {
 		t.Error("the server stopped serving after an observer's panic")
 	}
 }

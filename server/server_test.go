@@ -44,7 +44,7 @@ func TestSeveralRegistriesShareAServer(t *testing.T) {
 	}
 	cs := servertest.Connect(t, s, nil, nil)
 	want := []string{"boom", "echo", "fail", "get_thing", "shout", "wait", "whoami"}
-	if diff := cmp.Diff(want, toolNames(t, cs)); diff != "" {
+	if diff := cmp.Diff(want, servertest.ToolNames(t, cs)); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 	if got := structured[echoOut](t, call(t, cs, "shout", map[string]any{"text": "hi"})).Text; got != "> hi" {
@@ -103,10 +103,10 @@ func TestVisibility(t *testing.T) {
 	}
 	viewer := servertest.Connect(t, s, &authz.Caller{Subject: "v", Roles: []string{"viewer"}}, nil)
 	admin := servertest.Connect(t, s, &authz.Caller{Subject: "a", Roles: []string{"admin"}}, nil)
-	if diff := cmp.Diff([]string{"boom", "echo", "fail", "wait", "whoami"}, toolNames(t, viewer)); diff != "" {
+	if diff := cmp.Diff([]string{"boom", "echo", "fail", "wait", "whoami"}, servertest.ToolNames(t, viewer)); diff != "" {
 		t.Errorf("viewer's tools (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"boom", "echo", "fail", "get_thing", "wait", "whoami"}, toolNames(t, admin)); diff != "" {
+	if diff := cmp.Diff([]string{"boom", "echo", "fail", "get_thing", "wait", "whoami"}, servertest.ToolNames(t, admin)); diff != "" {
 		t.Errorf("admin's tools (-want +got):\n%s", diff)
 	}
 	_, err = viewer.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_thing", Arguments: map[string]any{"id": "1"}})
@@ -264,7 +264,7 @@ func TestMiddlewarePanic(t *testing.T) {
 		t.Error("call through a panicking middleware succeeded")
 	}
 	// The server survives.
-	if names := toolNames(t, cs); len(names) == 0 {
+	if names := servertest.ToolNames(t, cs); len(names) == 0 {
 		t.Error("no tools after a middleware panic")
 	}
 	recs := sink.calls(t)

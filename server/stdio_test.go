@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/server"
+	"github.com/toolroute/toolroute/server/servertest"
 )
 
 // pipes returns the two ends of a stdio connection: the server reads sr
@@ -36,7 +37,7 @@ func TestStdioServeUntilClientLeaves(t *testing.T) {
 	if got := structured[whoamiOut](t, call(t, cs, "whoami", nil)).Subject; got != "local" {
 		t.Errorf("stdio subject = %q, want the configured caller", got)
 	}
-	if names := toolNames(t, cs); len(names) != 5 {
+	if names := servertest.ToolNames(t, cs); len(names) != 5 {
 		t.Errorf("viewer over stdio sees %v", names)
 	}
 	cs.Close()

@@ -227,17 +227,7 @@ func mcpServer(t testing.TB, verify server.TokenVerifier, upstreamURL string, ba
 // toolNames lists the tools a client with token sees.
 func toolNames(t *testing.T, url, token string) []string {
 	t.Helper()
-	cs := servertest.ConnectHTTP(t, url, token, nil)
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	var names []string
-	for _, tl := range res.Tools {
-		names = append(names, tl.Name)
-	}
-	slices.Sort(names)
-	return names
+	return servertest.ToolNames(t, servertest.ConnectHTTP(t, url, token, nil))
 }
 
 // callTool calls name with args as the client with token and decodes its

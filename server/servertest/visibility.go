@@ -25,14 +25,7 @@ func VisibilityMatrix(tb testing.TB, s *mcp.Server, roles ...string) export.Matr
 	m.Roles = slices.Compact(m.Roles)
 	for _, role := range m.Roles {
 		cs := Connect(tb, s, &authz.Caller{Subject: "servertest:" + role, Roles: []string{role}}, nil)
-		names := []string{}
-		for t, err := range cs.Tools(context.Background(), nil) {
-			if err != nil {
-				tb.Fatalf("servertest: tools/list as role %q: %v", role, err)
-			}
-			names = append(names, t.Name)
-		}
-		slices.Sort(names)
+		names := ToolNames(tb, cs)
 		m.Visible[role] = names
 		m.Tools = append(m.Tools, names...)
 	}
@@ -67,4 +60,20 @@ func CheckVisibility(tb testing.TB, s *mcp.Server, path string, roles ...string)
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		tb.Errorf("servertest: the visibility matrix differs from %s (-golden +server; rerun with -update if the change is intended):\n%s", path, diff)
 	}
+}
+
+// ToolNames returns the names of the tools cs sees, every page of
+// tools/list followed, sorted; never nil. It fails the test if a list
+// fails.
+func ToolNames(tb testing.TB, cs *mcp.ClientSession) []string {
+	tb.Helper()
+	names := []string{}
+	for t, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			tb.Fatalf("servertest: tools/list: %v", err)
+		}
+		names = append(names, t.Name)
+	}
+	slices.Sort(names)
+	return names
 }
