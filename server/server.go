@@ -20,10 +20,6 @@ import (
 	"github.com/toolroute/toolroute/tool"
 )
 
-// schemaCache is shared by every server New builds: tool.Handle reflects
-// each handler's schemas once, and the SDK resolves each schema once.
-var schemaCache = mcp.NewSchemaCache()
-
 // ErrCallTimeout is the cause of a tool call's context ending at
 // [Options.CallTimeout] (see [context.Cause]).
 var ErrCallTimeout = errors.New("server: the call exceeded its deadline (Options.CallTimeout)")
@@ -117,7 +113,6 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	}
 	s := mcp.NewServer(opts.implementation(), &mcp.ServerOptions{
 		Instructions: advertised,
-		SchemaCache:  schemaCache,
 		// Tools even when there are none; no logging capability (calls are
 		// logged server-side).
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},

@@ -48,8 +48,8 @@
 // json.RawMessage are known; url.URL is refused (encoding/json writes it
 // as an object of its fields): use a string.
 //
-// The SDK validates every structured result against its output schema,
-// so output schemas accept what encoding/json writes for nil values: null
+// Every structured result is validated against its output schema (as
+// the SDK's typed tools do), so output schemas accept what encoding/json writes for nil values: null
 // for a nil slice, map or pointer (fields without omitempty), and no
 // fields at all for a nil embedded struct pointer. Input schemas stay
 // strict.

@@ -2,12 +2,14 @@ package tool
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"runtime/debug"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/internal/call"
@@ -25,7 +27,7 @@ type Handler[C any] struct {
 }
 
 type binding[C any] struct {
-	in, out *jsonschema.Schema // out is nil for HandleResult
+	in, out *schema.Object // out is nil for HandleResult; both nil if err is set
 	err     error
 	add     func(s *mcp.Server, t *mcp.Tool, deps C)
 }
@@ -49,20 +51,20 @@ func (h Handler[C]) Err() error {
 // InputSchema returns the JSON schema of the handler's arguments. It is
 // shared by every handler of the same In type: do not modify it.
 func (h Handler[C]) InputSchema() *jsonschema.Schema {
-	if h.b == nil {
+	if h.b == nil || h.b.in == nil {
 		return nil
 	}
-	return h.b.in
+	return h.b.in.Schema
 }
 
 // OutputSchema returns the JSON schema of the handler's structured
 // result, or nil for a [HandleResult] handler, which returns whole results.
 // It is shared by every handler of the same Out type: do not modify it.
 func (h Handler[C]) OutputSchema() *jsonschema.Schema {
-	if h.b == nil {
+	if h.b == nil || h.b.out == nil {
 		return nil
 	}
-	return h.b.out
+	return h.b.out.Schema
 }
 
 func init() {
@@ -75,10 +77,18 @@ func init() {
 
 // addTo adds t to s, served by h with deps (a C): the registry's Install
 // reaches it through internal/call. t's schemas are set here from h's
-// (callers leave them nil). The SDK validates arguments against the input
-// schema before the handler runs and answers bad ones with an isError
-// result. It panics if h is zero or [Handler.Err] is not nil; the
-// registry checks both first.
+// (callers leave them nil). It panics if h is zero or [Handler.Err] is
+// not nil; the registry checks both first.
+//
+// The tool is added with the SDK's low-level Server.AddTool, its input
+// schema as the JSON encoded once (see internal/schema.Object): the
+// SDK's typed mcp.AddTool would encode the schema again at every add and,
+// over streamable HTTP from 2026-07-28, at every call. The handler does
+// what mcp.AddTool's would, with the SDK's schema library and texts:
+// arguments are validated against the input schema (with its defaults)
+// before fn runs, and bad ones answered with an isError result
+// `validating "arguments": ...`; a result is validated against the
+// output schema and becomes the structured content and its text copy.
 func (h Handler[C]) addTo(s *mcp.Server, t *mcp.Tool, deps any) {
 	if err := h.Err(); err != nil {
 		panic(fmt.Sprintf("tool: add %q: %v", t.Name, err))
@@ -109,21 +119,34 @@ func Handle[C, In, Out any](fn func(ctx context.Context, deps C, req *mcp.CallTo
 	in, inErr := schema.Input(reflect.TypeFor[In]())
 	out, outErr := schema.Output(reflect.TypeFor[Out]())
 	b := &binding[C]{in: in, out: out, err: errors.Join(inErr, outErr)}
+	// A nil *T result is written as T's zero value, as the SDK's typed
+	// tools do, not as null.
+	var nilOut any
+	if rt := reflect.TypeFor[Out](); rt.Kind() == reflect.Pointer {
+		nilOut = reflect.Zero(rt.Elem()).Interface()
+	}
 	b.add = func(s *mcp.Server, t *mcp.Tool, deps C) {
 		tt := *t
-		tt.InputSchema, tt.OutputSchema = in, out
+		tt.InputSchema, tt.OutputSchema = in.JSON, out.Schema
 		name := t.Name
-		mcp.AddTool(s, &tt, func(ctx context.Context, req *mcp.CallToolRequest, args In) (res *mcp.CallToolResult, out Out, err error) {
-			defer recoverCall(name, &res, &err)
-			out, err = fn(ctx, deps, req, args)
-			if err != nil {
-				var zero Out
-				if ask := inputRequired(err); ask != nil {
-					return ask, zero, nil
-				}
-				return nil, zero, call.ClientError(err)
+		s.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args In
+			if bad := arguments(in, req, &args); bad != nil {
+				return bad, nil
 			}
-			return nil, out, nil
+			var v Out
+			res, err := invoke(name, func() (res *mcp.CallToolResult, err error) {
+				v, err = fn(ctx, deps, req, args)
+				return nil, err
+			})
+			if res != nil || err != nil {
+				return res, err
+			}
+			result := any(v)
+			if nilOut != nil && result == any(*new(Out)) {
+				result = nilOut
+			}
+			return structured(out, result)
 		})
 	}
 	return Handler[C]{b: b}
@@ -141,32 +164,95 @@ func HandleResult[C, In any](fn func(ctx context.Context, deps C, req *mcp.CallT
 	b := &binding[C]{in: in, err: err}
 	b.add = func(s *mcp.Server, t *mcp.Tool, deps C) {
 		tt := *t
-		// OutputSchema stays nil and Out is any: the SDK infers nothing.
-		tt.InputSchema, tt.OutputSchema = in, nil
+		tt.InputSchema, tt.OutputSchema = in.JSON, nil
 		name := t.Name
-		mcp.AddTool(s, &tt, func(ctx context.Context, req *mcp.CallToolRequest, args In) (res *mcp.CallToolResult, _ any, err error) {
-			defer recoverCall(name, &res, &err)
-			res, err = fn(ctx, deps, req, args)
-			if err != nil {
-				if ask := inputRequired(err); ask != nil {
-					return ask, nil, nil
-				}
-				return nil, nil, call.ClientError(err)
+		s.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args In
+			if bad := arguments(in, req, &args); bad != nil {
+				return bad, nil
 			}
-			return res, nil, nil
+			res, err := invoke(name, func() (*mcp.CallToolResult, error) {
+				return fn(ctx, deps, req, args)
+			})
+			if res == nil && err == nil {
+				res = &mcp.CallToolResult{}
+			}
+			return res, err
 		})
 	}
 	return Handler[C]{b: b}
 }
 
-// recoverCall turns a panic of the handler of the tool name into the
-// call's error, a *call.PanicError with the stack: the client gets an
-// isError result with a generic text, and the server logs the panic (one
-// bad tool never takes the process down).
-func recoverCall(name string, res **mcp.CallToolResult, err *error) {
-	if p := recover(); p != nil {
-		*res, *err = nil, &call.PanicError{Tool: name, Value: p, Stack: debug.Stack()}
+// arguments decodes req's arguments into args (a pointer to the
+// handler's In), validated against in and given its defaults first; for
+// arguments the schema refuses, or that do not decode into args, it
+// returns the isError result the SDK's typed tools answer with.
+func arguments(in *schema.Object, req *mcp.CallToolRequest, args any) *mcp.CallToolResult {
+	data, err := in.Input(req.Params.Arguments)
+	if err != nil {
+		return errorResult(fmt.Errorf("validating \"arguments\": %v", err))
 	}
+	if err := schema.Decode(data, args); err != nil {
+		return errorResult(err)
+	}
+	return nil
+}
+
+// invoke runs a handler's fn for the tool name and turns what it ends
+// with into the call's answer, as the SDK's typed tools do: a question
+// (see [Handle]) becomes the result; a *jsonrpc.Error, a protocol error;
+// any other error or a panic, an isError result (a panic's a
+// *call.PanicError, which the server logs with its stack; an error's
+// text as [call.ClientError] shows it). A nil result and nil error mean
+// fn succeeded.
+func invoke(name string, fn func() (*mcp.CallToolResult, error)) (res *mcp.CallToolResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = errorResult(&call.PanicError{Tool: name, Value: p, Stack: debug.Stack()}), nil
+		}
+	}()
+	res, err = fn()
+	if err == nil {
+		return res, nil
+	}
+	if ask := inputRequired(err); ask != nil {
+		return ask, nil
+	}
+	err = call.ClientError(err)
+	if wire, ok := err.(*jsonrpc.Error); ok {
+		return nil, wire
+	}
+	return errorResult(err), nil
+}
+
+// structured makes the result of a [Handle] handler that returned v, as
+// the SDK's typed tools do: v encoded, validated against out (with its
+// defaults), as the structured content and, in a text content, its copy.
+// An Out that does not encode or validate is the server's fault: a
+// protocol error.
+func structured(out *schema.Object, v any) (*mcp.CallToolResult, error) {
+	res := &mcp.CallToolResult{}
+	if v == nil { // a nil interface Out: no structured content
+		res.Content = []mcp.Content{}
+		return res, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("marshaling output: %w", err)
+	}
+	b, err = out.Output(b)
+	if err != nil {
+		return nil, fmt.Errorf("validating tool output: %w", err)
+	}
+	res.StructuredContent = json.RawMessage(b)
+	res.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
+	return res, nil
+}
+
+func errorResult(err error) *mcp.CallToolResult {
+	var res mcp.CallToolResult
+	res.SetError(err)
+	return &res
 }
 
 // inputRequired returns the question err carries, if it has an

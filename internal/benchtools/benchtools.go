@@ -121,15 +121,15 @@ func ToolrouteHTTP(s *mcp.Server) http.Handler {
 // Schemas returns the input and output schemas every benchmark tool has,
 // as toolroute reflects them.
 func Schemas() (in, out *jsonschema.Schema) {
-	in, err := schema.Input(reflect.TypeFor[Args]())
+	i, err := schema.Input(reflect.TypeFor[Args]())
 	if err != nil {
 		panic(err)
 	}
-	out, err = schema.Output(reflect.TypeFor[Out]())
+	o, err := schema.Output(reflect.TypeFor[Out]())
 	if err != nil {
 		panic(err)
 	}
-	return in, out
+	return i.Schema, o.Schema
 }
 
 // Raw returns a raw go-sdk server of the same n tools (the same

@@ -167,32 +167,32 @@ type key struct {
 }
 
 type result struct {
-	s   *jsonschema.Schema
+	o   *Object
 	err error
 }
 
 // Input returns the schema of t as a tool's arguments, checked to be a
 // valid object schema. Every caller asking for the same type shares one
-// schema (and one error): do not modify it.
-func Input(t reflect.Type) (*jsonschema.Schema, error) { return object(key{t, false}) }
+// Object (and one error): do not modify it.
+func Input(t reflect.Type) (*Object, error) { return object(key{t, false}) }
 
 // Output returns the schema of t as a tool's structured result, checked
 // to be a valid object schema, and accepting the nulls encoding/json
 // writes for nil slices, maps and pointers (the SDK validates every result
-// against it). Every caller asking for the same type shares one schema
+// against it). Every caller asking for the same type shares one Object
 // (and one error): do not modify it.
-func Output(t reflect.Type) (*jsonschema.Schema, error) { return object(key{t, true}) }
+func Output(t reflect.Type) (*Object, error) { return object(key{t, true}) }
 
-func object(k key) (*jsonschema.Schema, error) {
+func object(k key) (*Object, error) {
 	if r, ok := objects.Load(k); ok {
-		return r.(*result).s, r.(*result).err
+		return r.(*result).o, r.(*result).err
 	}
-	s, err := newObject(k.t, k.output)
-	r, _ := objects.LoadOrStore(k, &result{s, err})
-	return r.(*result).s, r.(*result).err
+	o, err := newObject(k.t, k.output)
+	r, _ := objects.LoadOrStore(k, &result{o, err})
+	return r.(*result).o, r.(*result).err
 }
 
-func newObject(t reflect.Type, output bool) (*jsonschema.Schema, error) {
+func newObject(t reflect.Type, output bool) (*Object, error) {
 	what := "input"
 	if output {
 		what = "output"
@@ -213,8 +213,9 @@ func newObject(t reflect.Type, output bool) (*jsonschema.Schema, error) {
 		}
 		return nil, fmt.Errorf("%s type %v reflects to %s, want an object (structs and maps are objects; wrap a list in a struct)", what, t, kind)
 	}
-	if _, err := s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true}); err != nil {
-		return nil, fmt.Errorf("%s type %v: invalid schema: %w", what, t, err)
+	o, err := newObjectOf(s, what)
+	if err != nil {
+		return nil, fmt.Errorf("%s type %v: %w", what, t, err)
 	}
-	return s, nil
+	return o, nil
 }

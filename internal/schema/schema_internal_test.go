@@ -267,10 +267,10 @@ func TestDescribedOutputNulls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Properties["d"].Properties["l"].Types; !slices.Equal(got, []string{"array", "null"}) {
+	if got := s.Schema.Properties["d"].Properties["l"].Types; !slices.Equal(got, []string{"array", "null"}) {
 		t.Errorf("types of d.l = %q, want array and null", got)
 	}
-	if got := s.Properties["r"].Properties["list"].Type; got != "array" {
+	if got := s.Schema.Properties["r"].Properties["list"].Type; got != "array" {
 		t.Errorf("type of r.list = %q, want array", got)
 	}
 }

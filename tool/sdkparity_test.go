@@ -1,0 +1,198 @@
+package tool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/tool"
+)
+
+// The types of the parity tools: defaults, bounds, enums, optional
+// pointers, slices, maps and a nested object.
+type parityIn struct {
+	Name  string         `json:"name" jsonschema:"minLength=1"`
+	Count int            `json:"count,omitempty" jsonschema:"minimum=0,maximum=100,default=7"`
+	Ratio *float64       `json:"ratio,omitempty"`
+	Tags  []string       `json:"tags,omitempty"`
+	Inner *parityInner   `json:"inner,omitempty"`
+	Attrs map[string]int `json:"attrs,omitempty"`
+	Mode  string         `json:"mode,omitempty" jsonschema:"enum=a,enum=b"`
+}
+
+type parityInner struct {
+	On   bool   `json:"on"`
+	Note string `json:"note,omitempty"`
+}
+
+type parityOut struct {
+	Echo  parityIn `json:"echo"`
+	Total int      `json:"total" jsonschema:"maximum=500"`
+	List  []int    `json:"list"`
+}
+
+// sdkPanicked marks the error of an SDK handler that panicked.
+const sdkPanicked = "the SDK panicked"
+
+// parityBody is every parity tool's work, toolroute's and the SDK's: its
+// errors and results are chosen by the arguments.
+func parityBody(in parityIn) (*parityOut, error) {
+	switch in.Name {
+	case "fail":
+		return nil, errors.New("no such item: " + in.Name)
+	case "rpc":
+		return nil, &jsonrpc.Error{Code: 4711, Message: "refused by the tool"}
+	case "nil":
+		return nil, nil
+	}
+	// Count × 10 breaks the output's maximum for counts above 50.
+	return &parityOut{Echo: in, Total: in.Count * 10}, nil
+}
+
+func parityMap(in parityIn) (map[string]int, error) {
+	if in.Name != "nil" {
+		return map[string]int{"count": in.Count}, nil
+	}
+	return nil, nil
+}
+
+// TestSDKParity calls the same tool added by toolroute (the low-level
+// Server.AddTool with the schema's JSON, its own validation) and by the
+// SDK's typed mcp.AddTool (with the same schemas) with every argument
+// text below, and wants the same answer from both: the same protocol
+// error or result (isError, texts, structured content). It is the proof
+// that toolroute validates arguments and results as strictly as the SDK
+// and with its texts, and it fails when the SDK changes either.
+func TestSDKParity(t *testing.T) {
+	h := tool.Handle(func(_ context.Context, _ deps, _ *mcp.CallToolRequest, in parityIn) (*parityOut, error) {
+		return parityBody(in)
+	})
+	whole := tool.HandleResult(func(_ context.Context, _ deps, _ *mcp.CallToolRequest, in parityIn) (*mcp.CallToolResult, error) {
+		if in.Name == "fail" || in.Name == "rpc" {
+			_, err := parityBody(in)
+			return nil, err
+		}
+		if in.Name == "nil" {
+			return nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "count " + fmt.Sprint(in.Count)}}}, nil
+	})
+	// A nil map result is written as null: both validate it as {}.
+	mapped := tool.Handle(func(_ context.Context, _ deps, _ *mcp.CallToolRequest, in parityIn) (map[string]int, error) {
+		return parityMap(in)
+	})
+	if h.Err() != nil || whole.Err() != nil || mapped.Err() != nil {
+		t.Fatal(h.Err(), whole.Err(), mapped.Err())
+	}
+
+	ours := mcp.NewServer(&mcp.Implementation{Name: "toolroute"}, nil)
+	h.AddTo(ours, &mcp.Tool{Name: "typed"}, deps{}, nil)
+	whole.AddTo(ours, &mcp.Tool{Name: "whole"}, deps{}, nil)
+	mapped.AddTo(ours, &mcp.Tool{Name: "mapped"}, deps{}, nil)
+
+	sdk := mcp.NewServer(&mcp.Implementation{Name: "sdk"}, nil)
+	// The SDK's handlers do not recover panics (see sdkPanics).
+	sdk.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					res, err = nil, fmt.Errorf("%s: %v", sdkPanicked, p)
+				}
+			}()
+			return next(ctx, method, req)
+		}
+	})
+	mcp.AddTool(sdk, &mcp.Tool{Name: "typed", InputSchema: h.InputSchema(), OutputSchema: h.OutputSchema()},
+		func(_ context.Context, _ *mcp.CallToolRequest, in parityIn) (*mcp.CallToolResult, *parityOut, error) {
+			out, err := parityBody(in)
+			return nil, out, err
+		})
+	mcp.AddTool(sdk, &mcp.Tool{Name: "mapped", InputSchema: mapped.InputSchema(), OutputSchema: mapped.OutputSchema()},
+		func(_ context.Context, _ *mcp.CallToolRequest, in parityIn) (*mcp.CallToolResult, map[string]int, error) {
+			out, err := parityMap(in)
+			return nil, out, err
+		})
+	mcp.AddTool(sdk, &mcp.Tool{Name: "whole", InputSchema: whole.InputSchema()},
+		func(_ context.Context, _ *mcp.CallToolRequest, in parityIn) (*mcp.CallToolResult, any, error) {
+			if in.Name == "fail" || in.Name == "rpc" {
+				_, err := parityBody(in)
+				return nil, nil, err
+			}
+			if in.Name == "nil" {
+				return nil, nil, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "count " + fmt.Sprint(in.Count)}}}, nil, nil
+		})
+
+	oursCS, sdkCS := connect(t, ours), connect(t, sdk)
+
+	deep := strings.Repeat("[", 999) + strings.Repeat("]", 999)
+	args := []string{
+		``, `null`, `{}`, `[]`, `"x"`, `7`,
+		`{"name":"a"}`, `{"name":""}`, `{"name":1}`, `{"name":null}`, `{"Name":"a"}`, `{"name":"a","NAME":"b"}`,
+		`{"name":"a","name":"b"}`, `{"name":"é\u0000"}`, `{"name":"a","extra":1}`,
+		`{"name":"a","count":3}`, `{"name":"a","count":3.0}`, `{"name":"a","count":3.5}`, `{"name":"a","count":1e1}`,
+		`{"name":"a","count":-1}`, `{"name":"a","count":101}`, `{"name":"a","count":60}`, `{"name":"a","count":null}`,
+		`{"name":"a","count":"3"}`, `{"name":"a","count":9007199254740993}`, `{"name":"a","count":1e400}`,
+		`{"name":"a","ratio":0.1}`, `{"name":"a","ratio":null}`, `{"name":"a","ratio":true}`,
+		`{"name":"a","tags":["x"]}`, `{"name":"a","tags":["x",1]}`, `{"name":"a","tags":null}`, `{"name":"a","tags":"x"}`,
+		`{"name":"a","inner":{}}`, `{"name":"a","inner":{"on":true}}`, `{"name":"a","inner":{"on":"yes"}}`,
+		`{"name":"a","inner":{"on":true,"more":1}}`, `{"name":"a","inner":null}`,
+		`{"name":"a","attrs":{"k":1}}`, `{"name":"a","attrs":{"k":1.5}}`, `{"name":"a","attrs":{"":1}}`, `{"name":"a","attrs":[]}`,
+		`{"name":"a","mode":"a"}`, `{"name":"a","mode":"c"}`, `{"name":"a","mode":""}`,
+		`{"name":"a","attrs":{"k":` + deep + `}}`,
+		`{"name":"fail"}`, `{"name":"rpc"}`, `{"name":"nil"}`,
+	}
+	ctx := context.Background()
+	sdkPanics := false
+	defer func() {
+		if !sdkPanics {
+			t.Log("the SDK no longer panics on null arguments: Object.Input's guard can go")
+		}
+	}()
+	for _, name := range []string{"typed", "whole", "mapped"} {
+		for _, a := range args {
+			params := &mcp.CallToolParams{Name: name}
+			if a != "" {
+				params.Arguments = json.RawMessage(a)
+			}
+			label := a
+			if len(label) > 80 {
+				label = label[:80] + "…"
+			}
+			got, gotErr := oursCS.CallTool(ctx, params)
+			want, wantErr := sdkCS.CallTool(ctx, params)
+			if wantErr != nil && strings.Contains(wantErr.Error(), sdkPanicked) {
+				// go-sdk v1.8.0 panics on null arguments when the schema
+				// has a default (its ApplyDefaults writes into the nil
+				// map null decodes to). toolroute reads null as no
+				// arguments: the answer to {}.
+				if a != "null" {
+					t.Errorf("%s %s: the SDK panicked: %v", name, label, wantErr)
+					continue
+				}
+				want, wantErr = sdkCS.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(`{}`)})
+				sdkPanics = true
+			}
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Errorf("%s %s: error %v, the SDK's %v", name, label, gotErr, wantErr)
+				continue
+			}
+			if gotErr != nil {
+				continue
+			}
+			if got.IsError != want.IsError || !cmp.Equal(texts(got), texts(want)) ||
+				!cmp.Equal(got.StructuredContent, want.StructuredContent) {
+				t.Errorf("%s %s:\n got isError %v %q %v\nSDK isError %v %q %v", name, label,
+					got.IsError, texts(got), got.StructuredContent, want.IsError, texts(want), want.StructuredContent)
+			}
+		}
+	}
+}
