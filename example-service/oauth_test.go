@@ -126,20 +126,24 @@ func TestOAuthIntrospection(t *testing.T) {
 }
 
 // With the provider down at start, the service serves: /readyz answers
-// 503 naming the issuer, and a request gets 503, not 401.
+// 503 (its log names the issuer; the answer does not), and a request
+// gets 503, not 401.
 func TestOAuthProviderDown(t *testing.T) {
 	op, _ := startOIDC(t)
 	tok := op.Token(t, "carol")
 	op.Stop()
-	url, _ := start(t, "-oidc-issuer", op.Issuer, "-audience", oauthAudience, "-public-url", oauthPublic)
+	url, stderr := start(t, "-oidc-issuer", op.Issuer, "-audience", oauthAudience, "-public-url", oauthPublic)
 	resp, err := http.Get(strings.TrimSuffix(url, "/mcp") + "/readyz")
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), op.Issuer) {
-		t.Errorf("/readyz: %s %q, want 503 naming the issuer", resp.Status, body)
+	if resp.StatusCode != http.StatusServiceUnavailable || strings.Contains(string(body), op.Issuer) {
+		t.Errorf("/readyz: %s %q, want 503 not naming the issuer", resp.Status, body)
+	}
+	if !stderr.waitFor("toolroute: not ready", op.Issuer) {
+		t.Errorf("the log does not name the issuer:\n%s", stderr)
 	}
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	req.Header.Set("Authorization", "Bearer "+tok)

@@ -29,18 +29,22 @@ func TestProxyReadiness(t *testing.T) {
 	upstream, _, _ := recordingCatalog(t)
 	url, stderr := start(t, "-proxy-auth", "http://"+addr, "-upstream", upstream.URL)
 	readyz := strings.TrimSuffix(url, "/mcp") + "/readyz"
+	probe := func() (int, string) {
+		t.Helper()
+		resp, err := http.Get(readyz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
+	}
 	waitReady := func(want int, body string) {
 		t.Helper()
 		var got int
 		var text string
 		for range 300 {
-			resp, err := http.Get(readyz)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if got, text = resp.StatusCode, string(b); got == want && strings.Contains(text, body) {
+			if got, text = probe(); got == want && strings.Contains(text, body) {
 				return
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -50,7 +54,10 @@ func TestProxyReadiness(t *testing.T) {
 	waitReady(http.StatusOK, "ready")
 
 	proxy.Close() // the proxy goes down
-	waitReady(http.StatusServiceUnavailable, "the RBAC proxy at http://"+addr+"/api/v3/auth is unreachable")
+	waitReady(http.StatusServiceUnavailable, "not ready: a dependency is unavailable")
+	if _, text := probe(); strings.Contains(text, addr) {
+		t.Errorf("/readyz shows the proxy's address to whoever asks: %q", text)
+	}
 	resp := postRaw(t, url, "Bearer proxy-reader", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("tools/list while the proxy is down: HTTP %d, want 503", resp.StatusCode)

@@ -140,8 +140,10 @@ type HTTPOptions struct {
 	// ReadyCheck, if set, is asked by /readyz too, for what the server
 	// depends on at run time (an authorizer's service: see
 	// authz.ReadyChecker): while it returns an error, /readyz answers 503
-	// with the error's text, and when it begins and stops failing, the
-	// log says so (with the error). It is asked at most once a second
+	// "not ready: a dependency is unavailable", and when it begins and
+	// stops failing, the log says so with the error. The error's text
+	// stays in the log: it names internal addresses (a proxy's URL, a
+	// dial error) that /readyz, served on the public port, must not show. It is asked at most once a second
 	// (probes meanwhile get its last answer), and its context ends after
 	// 5 seconds.
 	ReadyCheck func(ctx context.Context) error
@@ -441,7 +443,8 @@ func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
 			if hs.check != nil {
 				if err := hs.check.err(r.Context()); err != nil {
 					w.WriteHeader(http.StatusServiceUnavailable)
-					fmt.Fprintln(w, "not ready:", err)
+					// The cause is in the log (readyCheck.err).
+					fmt.Fprintln(w, notReadyText)
 					return
 				}
 			}
@@ -451,6 +454,9 @@ func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
 	hs.handler = limitBody(mux, opts.bodyTimeout())
 	return hs, nil
 }
+
+// notReadyText is /readyz's answer while a ReadyCheck fails.
+const notReadyText = "not ready: a dependency is unavailable (the server's log names it)"
 
 // The bounds of [HTTPOptions.ReadyCheck].
 const (
