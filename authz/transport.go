@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/toolroute/toolroute/internal/call"
+	logredact "github.com/toolroute/toolroute/internal/redact"
 	"github.com/toolroute/toolroute/internal/truncate"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -52,7 +53,9 @@ import (
 // one.
 //
 // Refusals go to the server's logger (every call's context carries it
-// under server.New), else to [slog.Default]. Bearers are never logged.
+// under server.New), else to [slog.Default] with the caller's bearer, and
+// any "Bearer TOKEN", taken out of each record (as server.RedactingHandler
+// does). Bearers are never logged.
 //
 // Transport panics if serviceKey is not a single plain path segment, or
 // if origin is not an http or https URL with a host and without user
@@ -104,7 +107,12 @@ func (t *transport) log(ctx context.Context) *slog.Logger {
 			return l
 		}
 	}
-	return slog.Default()
+	// Outside server.New nothing has redacted slog.Default: a refused
+	// request's path holds values the caller chose.
+	return slog.New(logredact.New(slog.Default().Handler(), func(ctx context.Context) string {
+		c, _ := CallerFromContext(ctx)
+		return c.Bearer
+	}))
 }
 
 // authorizer returns the authorizer of a request made in ctx: t's, else
@@ -145,37 +153,37 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // for.
 func (t *transport) check(req *http.Request) (Caller, error) {
 	ctx := req.Context()
-	log := t.log(ctx)
+	log := func() *slog.Logger { return t.log(ctx) } // built only to log a refusal
 	call := tool.CallFromContext(ctx)
 	if call == nil {
-		log.ErrorContext(ctx, "authz: upstream request outside a tool call (configuration bug: use this transport only from tool handlers, with their context); refused",
+		log().ErrorContext(ctx, "authz: upstream request outside a tool call (configuration bug: use this transport only from tool handlers, with their context); refused",
 			slog.String("service", t.key), slog.String("method", req.Method), slog.String("path", pathOf(req)))
 		return Caller{}, &DeniedError{Reason: "upstream request outside a tool call"}
 	}
 	if req.URL == nil || req.URL.Opaque != "" {
-		log.ErrorContext(ctx, "authz: upstream request with an opaque URL; refused", slog.String("tool", call.Tool), slog.String("service", t.key))
+		log().ErrorContext(ctx, "authz: upstream request with an opaque URL; refused", slog.String("tool", call.Tool), slog.String("service", t.key))
 		return Caller{}, &DeniedError{Reason: "opaque request URL"}
 	}
 	if prev := req.Response; prev != nil && prev.Request != nil && prev.Request.URL != nil &&
 		(prev.Request.URL.Host != req.URL.Host || prev.Request.URL.Scheme != req.URL.Scheme) {
-		log.WarnContext(ctx, "authz: upstream redirect to another host or scheme; refused", slog.String("tool", call.Tool), slog.String("service", t.key),
+		log().WarnContext(ctx, "authz: upstream redirect to another host or scheme; refused", slog.String("tool", call.Tool), slog.String("service", t.key),
 			slog.String("from", prev.Request.URL.Scheme+"://"+prev.Request.URL.Host), slog.String("to", req.URL.Scheme+"://"+req.URL.Host))
 		return Caller{}, &DeniedError{Reason: "redirect to another host or scheme"}
 	}
 	if o := originOf(req.URL); o != t.origin {
-		log.ErrorContext(ctx, "authz: upstream request to another origin than its service's (configuration bug: send a service's requests to the origin its transport is built for); refused",
+		log().ErrorContext(ctx, "authz: upstream request to another origin than its service's (configuration bug: send a service's requests to the origin its transport is built for); refused",
 			slog.String("tool", call.Tool), slog.String("service", t.key), slog.String("origin", t.origin), slog.String("to", truncate.String(o)))
 		return Caller{}, &DeniedError{Reason: "request to another origin than the service's"}
 	}
 	if call.ServiceKey != t.key {
-		log.ErrorContext(ctx, "authz: upstream request of a tool to another service's transport (configuration bug: give the tool the ServiceKey of the client it uses); refused",
+		log().ErrorContext(ctx, "authz: upstream request of a tool to another service's transport (configuration bug: give the tool the ServiceKey of the client it uses); refused",
 			slog.String("tool", call.Tool), slog.String("tool_service", call.ServiceKey), slog.String("service", t.key))
 		return Caller{}, &DeniedError{Reason: fmt.Sprintf("tool %q of service %q used the transport of service %q", call.Tool, call.ServiceKey, t.key)}
 	}
 	escaped := req.URL.EscapedPath()
 	if !strings.HasPrefix(escaped, "/") {
 		// "/cat" + "alog/x" would be checked as a route of service "catalog".
-		log.ErrorContext(ctx, "authz: upstream request path does not start with \"/\"; refused", slog.String("tool", call.Tool), slog.String("service", t.key), slog.String("path", escaped))
+		log().ErrorContext(ctx, "authz: upstream request path does not start with \"/\"; refused", slog.String("tool", call.Tool), slog.String("service", t.key), slog.String("path", escaped))
 		return Caller{}, &DeniedError{Reason: "relative request path"}
 	}
 	if err := t.checkQuery(req, call.Tool); err != nil {
@@ -195,18 +203,18 @@ func (t *transport) check(req *http.Request) (Caller, error) {
 	}
 	caller, hasCaller := CallerFromContext(ctx)
 	if !declared {
-		log.ErrorContext(ctx, "authz: upstream request outside the tool's declared routes (configuration bug: declare the route in the tool's VisibilityRoutes); refused",
+		log().ErrorContext(ctx, "authz: upstream request outside the tool's declared routes (configuration bug: declare the route in the tool's VisibilityRoutes); refused",
 			slog.String("tool", call.Tool), slog.String("service", t.key), slog.String("route", route.String()), slog.Any("declared", call.Routes))
 		return Caller{}, &DeniedError{Route: route, Subject: caller.Subject, Reason: fmt.Sprintf("route not declared by tool %q", call.Tool)}
 	}
 	if !hasCaller {
-		log.ErrorContext(ctx, "authz: upstream request without a caller in the context (the server must put one there); refused",
+		log().ErrorContext(ctx, "authz: upstream request without a caller in the context (the server must put one there); refused",
 			slog.String("tool", call.Tool), slog.String("route", route.String()))
 		return Caller{}, &UnauthenticatedError{Reason: "no caller in the context"}
 	}
 	a := t.authorizer(ctx)
 	if a == nil {
-		log.ErrorContext(ctx, "authz: upstream request without an authorizer (configuration bug: give authz.Transport one, or serve the tool with server.New); refused",
+		log().ErrorContext(ctx, "authz: upstream request without an authorizer (configuration bug: give authz.Transport one, or serve the tool with server.New); refused",
 			slog.String("tool", call.Tool), slog.String("route", route.String()))
 		return Caller{}, &DeniedError{Route: route, Subject: caller.Subject, Reason: "no authorizer"}
 	}
@@ -219,15 +227,15 @@ func (t *transport) check(req *http.Request) (Caller, error) {
 	var outage *OutageError
 	switch {
 	case errors.As(err, &denied):
-		log.InfoContext(ctx, "authz: upstream request denied", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("reason", redactText(denied.Reason, caller)))
+		log().InfoContext(ctx, "authz: upstream request denied", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("reason", redactText(denied.Reason, caller)))
 		return Caller{}, denied
 	case errors.As(err, &unauth):
-		log.InfoContext(ctx, "authz: upstream request refused: caller not authenticated", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("reason", redactText(unauth.Reason, caller)))
+		log().InfoContext(ctx, "authz: upstream request refused: caller not authenticated", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("reason", redactText(unauth.Reason, caller)))
 		return Caller{}, unauth
 	case !errors.As(err, &outage):
 		outage = &OutageError{Err: err}
 	}
-	log.WarnContext(ctx, "authz: upstream request refused: authorization service unavailable", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("cause", redact(outage, caller)))
+	log().WarnContext(ctx, "authz: upstream request refused: authorization service unavailable", slog.String("tool", call.Tool), slog.String("route", route.String()), slog.Any("caller", caller), slog.String("cause", redact(outage, caller)))
 	return Caller{}, outage
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/internal/call"
+	"github.com/toolroute/toolroute/internal/syncbuf"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -517,5 +518,35 @@ func TestTransportOriginPanics(t *testing.T) {
 		if got := panicValue(func() { authz.Transport(nil, "catalog", origin, authz.AllowAll()) }); !strings.HasPrefix(fmt.Sprint(got), "authz: Transport: origin") {
 			t.Errorf("origin %q: panic %v", origin, got)
 		}
+	}
+}
+
+// TestTransportLogRedactedWithoutServer: outside server.New (a bare
+// *mcp.Server, whose calls carry no logger), a refusal goes to
+// slog.Default, and a path that holds the caller's bearer (a caller-chosen
+// value bound into it) is logged without it.
+func TestTransportLogRedactedWithoutServer(t *testing.T) {
+	var buf syncbuf.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+
+	up := newUpstream(t)
+	policy := mustPolicy(t, `[{"role": "viewer", "accessPolicies": [{"path": "^/catalog/api/v1/items$", "methods": ["GET"], "effect": "allow"}]}]`)
+	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, policy)}
+	req, err := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", up.URL+"/api/v1/items/"+secretBearer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := client.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("a request off the tool's routes was sent")
+	}
+	log := buf.String()
+	if !strings.Contains(log, "/api/v1/items/[redacted]") {
+		t.Errorf("the refusal is not logged with its path redacted:\n%s", log)
+	}
+	if strings.Contains(log, secretBearer) {
+		t.Errorf("slog.Default got the caller's bearer:\n%s", log)
 	}
 }
