@@ -54,8 +54,10 @@ func (o *Object) Input(data json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	if v == nil {
-		// Arguments null: none. (go-sdk v1.8.0 keeps the nil map, and
-		// its ApplyDefaults panics on a schema with a default.)
+		// Arguments null: none. (go-sdk v1.8.0's typed tools keep the
+		// nil map null decodes to, and jsonschema-go's ApplyDefaults
+		// panics writing a default into it: the crash go-sdk #1062
+		// fixed for Elicit. tool's TestSDKParity notices a fix.)
 		v = make(map[string]any)
 	}
 	var value any = v
