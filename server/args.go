@@ -95,7 +95,7 @@ func kindsOf(s *jsonschema.Schema) structKinds {
 }
 
 // middleware decodes the string-encoded structured arguments of every
-// tools/call of a known tool before it reaches the SDK's validation.
+// tools/call of a known tool before its handler validates them.
 func (d argDecoder) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/call" {

@@ -7,8 +7,8 @@ import (
 )
 
 // shortenError returns res with the text of its error shortened, if res
-// is an isError result made from an error (CallToolResult.SetError: the
-// SDK's argument validation, a handler's plain error) whose text echoes a
+// is an isError result made from an error (CallToolResult.SetError: an
+// argument validation, a handler's plain error) whose text echoes a
 // long value, as the SDK's `maxLength: "…" contains N Unicode code
 // points` does with the caller's argument: every quoted value is cut at
 // 128 bytes and the whole text at 1 KiB (internal/truncate.Quoted). The

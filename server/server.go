@@ -60,8 +60,8 @@ var ErrShuttingDown = errors.New("server: shutting down")
 //     or object arguments as JSON text in a string; where a tool's input
 //     schema (tool.Call.InputSchema) expects an array or an object (and
 //     not a string) at a top-level property, and the value is a string
-//     holding JSON of that kind, it is decoded before the SDK validates
-//     the arguments. Other strings are left alone, and fail validation
+//     holding JSON of that kind, it is decoded before the arguments are
+//     validated. Other strings are left alone, and fail validation
 //     where they do not fit. A null top-level argument that is not
 //     required, where the schema refuses null, is dropped (models send
 //     null for arguments they leave out; encoding/json reads it so);

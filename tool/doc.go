@@ -49,10 +49,10 @@
 // as an object of its fields): use a string.
 //
 // Every structured result is validated against its output schema (as
-// the SDK's typed tools do), so output schemas accept what encoding/json writes for nil values: null
-// for a nil slice, map or pointer (fields without omitempty), and no
-// fields at all for a nil embedded struct pointer. Input schemas stay
-// strict.
+// go-sdk's typed tools do), so output schemas accept what encoding/json
+// writes for nil values: null for a nil slice, map or pointer (fields
+// without omitempty), and no fields at all for a nil embedded struct
+// pointer. Input schemas stay strict.
 //
 // # Calls
 //

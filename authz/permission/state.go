@@ -129,7 +129,7 @@ func argsDigest(raw json.RawMessage) [sha256.Size]byte {
 			return sha256.Sum256(canon)
 		}
 	}
-	// Unparsable (the SDK validates arguments first, so this is rare):
+	// Unparsable (arguments are validated first, so this is rare):
 	// the exact bytes must match.
 	return sha256.Sum256(raw)
 }

@@ -1,6 +1,6 @@
 // Package schema reflects a Go type into the one JSON schema toolroute
-// advertises for it and the SDK validates with: a tool's input (its
-// arguments) or output (its structured result).
+// advertises for it and validates with (see [Object]): a tool's input
+// (its arguments) or output (its structured result).
 //
 // # How
 //

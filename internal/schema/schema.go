@@ -109,8 +109,8 @@ func reflectType(t reflect.Type, output bool) (*jsonschema.Schema, error) {
 	if err := n.fit(s, output); err != nil {
 		return nil, err
 	}
-	// The SDK validates with draft 2020-12 whatever $schema says; dropping
-	// it keeps tools/list small.
+	// jsonschema-go validates with draft 2020-12 whatever $schema says;
+	// dropping it keeps tools/list small.
 	s.Schema = ""
 	return s, nil
 }
@@ -178,7 +178,7 @@ func Input(t reflect.Type) (*Object, error) { return object(key{t, false}) }
 
 // Output returns the schema of t as a tool's structured result, checked
 // to be a valid object schema, and accepting the nulls encoding/json
-// writes for nil slices, maps and pointers (the SDK validates every result
+// writes for nil slices, maps and pointers (every result is validated
 // against it). Every caller asking for the same type shares one Object
 // (and one error): do not modify it.
 func Output(t reflect.Type) (*Object, error) { return object(key{t, true}) }
