@@ -25,6 +25,10 @@ import (
 // the same decision are asked once: a caller's first burst of calls costs
 // one question to a, not one per call.
 //
+// The Authorizer returned is a [ReadyChecker] asking a's Ready, when a
+// has one (and ready when it has none): a cache in front of a proxy is
+// as ready as the proxy.
+//
 // Cached panics if a is nil, ttl is not positive or max is less than 1.
 func Cached(a Authorizer, ttl time.Duration, max int) Authorizer {
 	switch {
@@ -36,6 +40,14 @@ func Cached(a Authorizer, ttl time.Duration, max int) Authorizer {
 		panic(fmt.Sprintf("authz: Cached: max is %d, want at least 1", max))
 	}
 	return &cache{a: a, ttl: ttl, max: max, entries: map[cacheKey]*list.Element{}}
+}
+
+// Ready asks the cached Authorizer's Ready, if it has one.
+func (c *cache) Ready(ctx context.Context) error {
+	if rc, ok := c.a.(ReadyChecker); ok {
+		return rc.Ready(ctx)
+	}
+	return nil
 }
 
 type cache struct {

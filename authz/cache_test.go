@@ -3,6 +3,9 @@ package authz_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -243,5 +246,24 @@ func TestCachedConcurrent(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// TestCachedForwardsReady: a cache in front of a ReadyChecker is as ready
+// as it; in front of an authorizer without one, always ready.
+func TestCachedForwardsReady(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close() // nothing listens there now
+	proxy := &authz.ProxyAuth{BaseURL: down.URL}
+	rc, ok := authz.Cached(proxy, time.Second, 10).(authz.ReadyChecker)
+	if !ok {
+		t.Fatal("Cached(proxy) is no ReadyChecker")
+	}
+	if err := rc.Ready(context.Background()); err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Errorf("Ready of a cache in front of an unreachable proxy = %v, want the proxy's error", err)
+	}
+	rc, ok = authz.Cached(testPolicy(t), time.Second, 10).(authz.ReadyChecker)
+	if !ok || rc.Ready(context.Background()) != nil {
+		t.Errorf("a cache in front of a policy is not ready")
 	}
 }

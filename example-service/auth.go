@@ -66,7 +66,10 @@ func loadAccess(cfg config) (*access, error) {
 		proxy := &authz.ProxyAuth{BaseURL: cfg.proxyAuth, Client: cfg.telemetry.proxyClient()}
 		observed := cfg.telemetry.authorizer(proxy, telemetry.SourceProxy)
 		a.authorizer = cfg.telemetry.authorizer(authz.Cached(observed, proxyCacheTTL, proxyCacheMax), telemetry.SourceCache)
-		a.ready = proxy.Ready
+		// The cache and the telemetry decorators ask the proxy's Ready.
+		if rc, ok := a.authorizer.(authz.ReadyChecker); ok {
+			a.ready = rc.Ready
+		}
 	} else {
 		rps, p, err := loadPolicy(cfg.policyFile)
 		if err != nil {

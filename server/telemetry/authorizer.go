@@ -39,6 +39,9 @@ const (
 // where a route the inner decorator is not asked about was answered by
 // the cache (source "cache", and a hit in toolroute.authz.cache.lookups),
 // and one it is asked about is a miss, decided by the proxy.
+//
+// The Authorizer returned is an authz.ReadyChecker asking a's Ready,
+// when a has one (and ready when it has none).
 func (t *Telemetry) Authorizer(a authz.Authorizer, source string) authz.Authorizer {
 	if a == nil {
 		panic("telemetry: Authorizer of a nil authz.Authorizer")
@@ -47,6 +50,14 @@ func (t *Telemetry) Authorizer(a authz.Authorizer, source string) authz.Authoriz
 		source = SourceOther
 	}
 	return &authorizer{t: t, a: a, source: source, sourceAttr: AttrAuthzSource.String(source)}
+}
+
+// Ready asks the decorated Authorizer's Ready, if it has one.
+func (a *authorizer) Ready(ctx context.Context) error {
+	if rc, ok := a.a.(authz.ReadyChecker); ok {
+		return rc.Ready(ctx)
+	}
+	return nil
 }
 
 type authorizer struct {

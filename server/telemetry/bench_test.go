@@ -28,7 +28,7 @@ func (discard) Shutdown(context.Context) error                             { ret
 
 // benchTelemetry returns telemetry over real SDK providers: a batch
 // span processor with a no-op exporter, a meter provider with a reader.
-func benchTelemetry(b *testing.B) *telemetry.Telemetry {
+func benchTelemetry(b testing.TB) *telemetry.Telemetry {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	b.Cleanup(func() { tp.Shutdown(context.Background()); mp.Shutdown(context.Background()) })

@@ -56,3 +56,30 @@ func TestUnknownToolDuringOutage(t *testing.T) {
 		}
 	}
 }
+
+// readyAuthz is an authorizer with a Ready of its own.
+type readyAuthz struct {
+	authz.Authorizer
+	err error
+}
+
+func (r readyAuthz) Ready(context.Context) error { return r.err }
+
+// TestAuthorizerForwardsReady: the decorator is as ready as what it
+// decorates, and always ready in front of an authorizer without Ready.
+func TestAuthorizerForwardsReady(t *testing.T) {
+	tel := benchTelemetry(t)
+	down := errors.New("the proxy is unreachable")
+	for _, tc := range []struct {
+		a    authz.Authorizer
+		want error
+	}{{readyAuthz{testPolicy(t), down}, down}, {readyAuthz{testPolicy(t), nil}, nil}, {testPolicy(t), nil}} {
+		rc, ok := tel.Authorizer(tc.a, "").(authz.ReadyChecker)
+		if !ok {
+			t.Fatal("the decorator is no ReadyChecker")
+		}
+		if got := rc.Ready(context.Background()); got != tc.want {
+			t.Errorf("Ready of the decorator of %T = %v, want %v", tc.a, got, tc.want)
+		}
+	}
+}
