@@ -7,7 +7,7 @@
 // rounds, so that all see the same machine load. Every run is bounded in
 // time and calls.
 //
-//	go run ./cmd/load [-levels 1,8,64,256] [-round 250ms] [-rounds 10]
+//	go run ./cmd/load [-levels 1,8,64,256] [-round 250ms] [-rounds 20]
 package main
 
 import (
@@ -26,7 +26,7 @@ import (
 func main() {
 	levels := flag.String("levels", "1,8,64,256", "concurrent clients, comma-separated")
 	round := flag.Duration("round", 250*time.Millisecond, "length of one server's turn")
-	rounds := flag.Int("rounds", 10, "turns of each server at each level")
+	rounds := flag.Int("rounds", 20, "turns of each server at each level")
 	maxCalls := flag.Int("max-calls", 200000, "calls at most in one turn")
 	flag.Parse()
 	if *round > 5*time.Second || *rounds > 20 {
