@@ -72,7 +72,11 @@ type Options struct {
 	// Middleware are extra receiving hooks, run in this order around
 	// every dispatch after the caller is resolved, the call logged and
 	// authorization checked (so they see only visible tools' calls and
-	// the caller in the context).
+	// the caller in the context). A tools/list page they see is an
+	// *mcp.ListToolsResult whose tools carry their input schema as the
+	// json.RawMessage it was added with (tool.Call.InputSchema has it as a
+	// *jsonschema.Schema); a middleware that changes a listed tool must
+	// replace it with a changed copy.
 	Middleware []mcp.Middleware
 
 	// OnError, if set, receives every recovered panic, as a
