@@ -98,8 +98,9 @@ func BenchmarkInstall1000(b *testing.B) {
 
 	// With a process-wide mcp.SchemaCache, as a server that makes a new
 	// *mcp.Server per request (stateless HTTP) would use: the SDK resolves
-	// each schema once (toolroute: by schema pointer, shared by handlers
-	// of the same types; raw: by Go type).
+	// raw's schemas once, by Go type (toolroute resolves its own once per
+	// Go type, at Handle, and adds them with their JSON: the cache is
+	// not used).
 	b.Run("toolroute+SchemaCache", func(b *testing.B) {
 		opts := &mcp.ServerOptions{SchemaCache: mcp.NewSchemaCache()}
 		b.ReportAllocs()
