@@ -114,8 +114,8 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 	if cfg.stdio {
 		options = append(options, server.StdioIO(io.NopCloser(stdin), nopWriteCloser{stdout}))
 	} else {
-		// /readyz answers 503, naming the RBAC proxy, while it is
-		// unreachable.
+		// /readyz answers 503 while the RBAC proxy is unreachable (the
+		// log names it).
 		hopts := server.HTTPOptions{Verifier: acc.verifier, DrainDelay: cfg.drainDelay, ReadyCheck: acc.ready, Cancellations: sh.cancellations()}
 		if acc.oauth != nil {
 			acc.oauth.httpOptions(&hopts)

@@ -381,10 +381,10 @@ func (r *Registry[C]) ServiceKeys() []string {
 //
 // Install also adds a receiving middleware to s, for the calls of these
 // tools. Under server.New, whose chain begins every call and logs it, it
-// only recovers a panic in the SDK's own work for a call (decoding the
+// only recovers a panic in the work around a handler (decoding the
 // arguments: a field type's UnmarshalJSON; encoding the result:
-// MarshalJSON, MarshalText), which the SDK does not recover, into the
-// isError result a panicking handler gets. On a bare *mcp.Server it
+// MarshalJSON, MarshalText), which the handler's own recovery does not
+// cover, into the isError result a panicking handler gets. On a bare *mcp.Server it
 // also begins the call (its context carries the tool's [tool.Call] and,
 // when the client sent a progress token, the state [tool.Progress]
 // needs, shared by every run of the handler in the call) and logs a

@@ -71,11 +71,11 @@ var ErrShuttingDown = errors.New("server: shutting down")
 //     changed copy, as it would a tool of the SDK's, never changing it in
 //     place;
 //  7. the installers' own middleware (a registry's recovers a panic in
-//     the SDK's decoding of the arguments or encoding of the result into
+//     the decoding of the arguments or the encoding of the result into
 //     an isError result), then the SDK, then the typed handler, which
-//     turns its own panic into an isError result with a generic text and
-//     shows a client the fixed text of an authorization refusal (see
-//     tool.Handle).
+//     validates and decodes the arguments, turns its own panic into an
+//     isError result with a generic text and shows a client the fixed
+//     text of an authorization refusal (see tool.Handle).
 //
 // [Options.Observers] run between steps 2 and 3: after the caller is
 // known, before anything can refuse the request. A panic in one is

@@ -40,11 +40,11 @@ func newObjectOf(s *jsonschema.Schema, what string) (*Object, error) {
 // applies its defaults, as the go-sdk's typed tools (mcp.AddTool) do, with
 // the same error texts: they are read into a map (so no arguments are
 // {}, and so are null arguments), given their defaults, validated, and
-// written again. The caller
-// decodes the result into the handler's argument type with [Decode].
+// written again. The caller decodes the result into the handler's
+// argument type with [Decode].
 //
-// The SDK's texts matter: clients, tests and server/internal/schemamsg
-// read them, and the server wraps them as the SDK does (`validating
+// The SDK's texts matter: clients, tests and internal/schemamsg read
+// them; the tool's handler wraps them as the SDK does (`validating
 // "arguments": ...`).
 func (o *Object) Input(data json.RawMessage) (json.RawMessage, error) {
 	v := make(map[string]any)
@@ -57,7 +57,8 @@ func (o *Object) Input(data json.RawMessage) (json.RawMessage, error) {
 		// Arguments null: none. (go-sdk v1.8.0's typed tools keep the
 		// nil map null decodes to, and jsonschema-go's ApplyDefaults
 		// panics writing a default into it: the crash go-sdk #1062
-		// fixed for Elicit. tool's TestSDKParity notices a fix.)
+		// fixed for Elicit. tool's TestSDKParity fails when go-sdk
+		// fixes it.)
 		v = make(map[string]any)
 	}
 	var value any = v
