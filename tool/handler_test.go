@@ -502,7 +502,7 @@ func TestZeroHandler(t *testing.T) {
 }
 
 // connect serves s to a new in-memory client session.
-func connect(t *testing.T, s *mcp.Server) *mcp.ClientSession {
+func connect(t testing.TB, s *mcp.Server) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()

@@ -153,27 +153,7 @@ func paritySessions(tb testing.TB) (ours, sdk *mcp.ClientSession) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "count " + fmt.Sprint(in.Count)}}}, nil, nil
 		})
 
-	return connectTB(tb, oursServer), connectTB(tb, sdkServer)
-}
-
-// connectTB is connect for a test or a fuzz target.
-func connectTB(tb testing.TB, s *mcp.Server) *mcp.ClientSession {
-	tb.Helper()
-	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
+	return connect(tb, oursServer), connect(tb, sdkServer)
 }
 
 // parityArgs are the argument texts TestSDKParity calls every tool with

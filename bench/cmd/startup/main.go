@@ -92,19 +92,11 @@ func startOnce(bin string) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, bin, "-addr", "127.0.0.1:0")
-	cmd.Stdout = io.Discard
-	stderr, err := cmd.StderrPipe()
+	stderr, stop, err := launch(ctx, bin)
 	if err != nil {
 		return 0, err
 	}
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
+	defer stop()
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -137,24 +129,36 @@ func startOnce(bin string) (time.Duration, error) {
 	return 0, fmt.Errorf("/readyz not 200 within 30 s")
 }
 
+// launch starts bin on a free loopback port with env added to its
+// environment, and returns its standard error and a function that kills
+// it and waits for it.
+func launch(ctx context.Context, bin string, env ...string) (io.Reader, func(), error) {
+	cmd := exec.CommandContext(ctx, bin, "-addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout = io.Discard
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	return stderr, func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}, nil
+}
+
 // initTime runs bin once with GODEBUG=inittrace=1 and returns the sum of
 // its packages' init times.
 func initTime(bin string) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
-	stderr, err := cmd.StderrPipe()
+	stderr, stop, err := launch(ctx, bin, "GODEBUG=inittrace=1")
 	if err != nil {
 		return 0, err
 	}
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
+	defer stop()
 	var total time.Duration
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
