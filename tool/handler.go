@@ -231,11 +231,6 @@ func invoke(name string, fn func() (*mcp.CallToolResult, error)) (res *mcp.CallT
 // An Out that does not encode or validate is the server's fault: a
 // protocol error.
 func structured(out *schema.Object, v any) (*mcp.CallToolResult, error) {
-	res := &mcp.CallToolResult{}
-	if v == nil { // a nil interface Out: no structured content
-		res.Content = []mcp.Content{}
-		return res, nil
-	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("marshaling output: %w", err)
@@ -244,9 +239,10 @@ func structured(out *schema.Object, v any) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("validating tool output: %w", err)
 	}
-	res.StructuredContent = json.RawMessage(b)
-	res.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
-	return res, nil
+	return &mcp.CallToolResult{
+		StructuredContent: json.RawMessage(b),
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+	}, nil
 }
 
 func errorResult(err error) *mcp.CallToolResult {

@@ -78,7 +78,8 @@ func (o *Object) Input(data json.RawMessage) (json.RawMessage, error) {
 // Output validates a tool's structured result, as encoding/json wrote it,
 // against o and applies its defaults, as the go-sdk's typed tools do: an
 // object is read into a map, given its defaults, validated and written
-// again; null (a nil map or pointer) becomes {} with the defaults.
+// again; null becomes {} with the defaults where the schema's type is
+// exactly "object" (an output schema that accepts null keeps it).
 func (o *Object) Output(data json.RawMessage) (json.RawMessage, error) {
 	var value any
 	if len(data) > 0 {
