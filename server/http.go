@@ -118,7 +118,11 @@ type HTTPOptions struct {
 	MaxSessions, MaxSessionsPerCaller int
 	// MaxRequestBodyBytes limits the size of a request body; larger ones
 	// get HTTP 413. 0 selects 4 MiB ([mcp.DefaultMaxRequestBodyBytes]);
-	// negative values are refused.
+	// negative values are refused. Memory follows the bytes that arrive,
+	// never a declared Content-Length; and the bodies being read hold at
+	// most 16 times this as a whole beyond the first 64 KiB of each
+	// (which nearly every MCP request fits in): past that, a stateless
+	// request gets HTTP 503 with Retry-After (a stateful one, 400).
 	MaxRequestBodyBytes int64
 	// BodyTimeout bounds reading a request's body, counted from when its
 	// headers are read: a client that sends headers and then too little
@@ -245,7 +249,7 @@ func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return limitBody(h, opts.bodyTimeout()), nil
+	return limitBody(h, opts.bodyTimeout(), opts.maxBody()), nil
 }
 
 // newHTTPHandler is [HTTPHandler], with what a stateful handler holds
@@ -290,7 +294,7 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions, d *drain) (_ http.Handler, 
 	var mcpHandler http.Handler
 	var open *sessionclose.Handler
 	unsubscribe = func() {}
-	maxBody := cmp.Or(opts.MaxRequestBodyBytes, mcp.DefaultMaxRequestBodyBytes)
+	maxBody := opts.maxBody()
 	if !opts.Stateful {
 		var rel *relay
 		if opts.Cancellations != nil {
@@ -451,7 +455,7 @@ func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
 			fmt.Fprintln(w, "ready")
 		}
 	})
-	hs.handler = limitBody(mux, opts.bodyTimeout())
+	hs.handler = limitBody(mux, opts.bodyTimeout(), opts.maxBody())
 	return hs, nil
 }
 
@@ -505,26 +509,34 @@ func (h *HTTPServer) Handler() http.Handler { return h.handler }
 
 func (o *HTTPOptions) bodyTimeout() time.Duration { return cmp.Or(o.BodyTimeout, defaultBodyTimeout) }
 
+func (o *HTTPOptions) maxBody() int64 {
+	return cmp.Or(o.MaxRequestBodyBytes, mcp.DefaultMaxRequestBodyBytes)
+}
+
 // limitBody bounds the reading of every request's body by timeout, from
-// now (once its headers are read). A handler that does not read the body
-// (a 401, a health check) leaves net/http to discard it after the
-// response, under the same deadline. http.Server's ReadTimeout would
-// bound the whole request, and so cut a long call's event stream (its
-// background read fails, which cancels the request).
-func limitBody(h http.Handler, timeout time.Duration) http.Handler {
+// now (once its headers are read), and the memory that bodies being
+// read hold as a whole (see [bodyBudget]), for requests of at most
+// maxBody bytes. A handler that does not read the body (a 401, a health
+// check) leaves net/http to discard it after the response, under the
+// same deadline. http.Server's ReadTimeout would bound the whole
+// request, and so cut a long call's event stream (its background read
+// fails, which cancels the request).
+func limitBody(h http.Handler, timeout time.Duration, maxBody int64) http.Handler {
+	budget := newBodyBudget(maxBody)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
 			h.ServeHTTP(w, r)
 			return
 		}
+		// A copy: net/http checks its own body after the handler, to
+		// close a connection whose body failed.
+		r = r.WithContext(r.Context())
+		body := &deadlineBody{ReadCloser: r.Body, w: w, budget: budget}
+		defer body.release()
 		// A writer without deadlines (a test recorder, a wrapping
-		// middleware that hides them) is served unbounded: nothing to do.
-		if setReadDeadline(w, time.Now().Add(timeout)) == nil {
-			// A copy: net/http checks its own body after the handler, to
-			// close a connection whose body failed.
-			r = r.WithContext(r.Context())
-			r.Body = &deadlineBody{ReadCloser: r.Body, w: w}
-		}
+		// middleware that hides them) is served without one.
+		body.timed = setReadDeadline(w, time.Now().Add(timeout)) == nil
+		r.Body = body
 		h.ServeHTTP(w, r)
 	})
 }
@@ -540,20 +552,98 @@ func setReadDeadline(w http.ResponseWriter, t time.Time) error {
 
 // deadlineBody lifts the connection's read deadline once the body is
 // read: net/http's reads past the body (detecting a client that leaves)
-// must not time out while a long response is written.
+// must not time out while a long response is written. It charges what
+// it reads to the handler's [bodyBudget] until the handler returns.
 type deadlineBody struct {
 	io.ReadCloser
-	w    http.ResponseWriter
-	done bool
+	w       http.ResponseWriter
+	budget  *bodyBudget
+	timed   bool  // the read deadline is set: lift it at EOF
+	read    int64 // bytes read so far
+	charged int64 // of them, charged to budget
+	done    bool
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
+	if b.read-b.charged >= bodyAllowance {
+		// Past its allowance, a body reads only what the budget has room
+		// for: the bytes read are held (by whoever reads them) until the
+		// handler returns. A reader's large buffer reserves no more than
+		// one chunk.
+		p = p[:min(len(p), budgetChunk)]
+		if !b.budget.take(int64(len(p))) {
+			return 0, errBodyBudget
+		}
+		n, err := b.ReadCloser.Read(p)
+		b.budget.give(int64(len(p) - n))
+		b.charged += int64(n)
+		b.read += int64(n)
+		return n, b.eof(err)
+	}
+	if free := bodyAllowance - (b.read - b.charged); int64(len(p)) > free {
+		p = p[:free]
+	}
 	n, err := b.ReadCloser.Read(p)
+	b.read += int64(n)
+	return n, b.eof(err)
+}
+
+func (b *deadlineBody) eof(err error) error {
 	if err == io.EOF && !b.done {
 		b.done = true
-		setReadDeadline(b.w, time.Time{})
+		if b.timed {
+			setReadDeadline(b.w, time.Time{})
+		}
 	}
-	return n, err
+	return err
+}
+
+// release gives the budget back what b charged; its handler has returned.
+func (b *deadlineBody) release() { b.budget.give(b.charged) }
+
+// errBodyBudget is a body's read refused because the bodies being read
+// hold the whole [bodyBudget]; the request is answered with HTTP 503.
+var errBodyBudget = errors.New("server: too much request body data in flight; try again later")
+
+// bodyAllowance is what a request's body may read without charging the
+// shared [bodyBudget]: nearly every MCP request fits in it, so that small
+// requests are never refused while large ones wait their turn.
+const bodyAllowance = 64 << 10
+
+// budgetChunk bounds what one read past the allowance reserves.
+const budgetChunk = 32 << 10
+
+// bodyBudget bounds the bytes that request bodies read past their
+// allowance hold at once, across all the requests of a handler:
+// together with net/http's own per-connection buffers and the
+// allowances, it bounds the memory that clients declaring large bodies
+// can make the server hold, whatever the Content-Length they declare.
+type bodyBudget struct{ left atomic.Int64 }
+
+// bodyBudgetBodies is how many bodies of the largest size allowed may
+// be held at once.
+const bodyBudgetBodies = 16
+
+func newBodyBudget(maxBody int64) *bodyBudget {
+	b := &bodyBudget{}
+	b.left.Store(bodyBudgetBodies * maxBody)
+	return b
+}
+
+// take reserves n bytes, or reports false when fewer are left.
+func (b *bodyBudget) take(n int64) bool {
+	if b.left.Add(-n) < 0 {
+		b.left.Add(n)
+		return false
+	}
+	return true
+}
+
+// give returns n bytes.
+func (b *bodyBudget) give(n int64) {
+	if n > 0 {
+		b.left.Add(n)
+	}
 }
 
 // Start listens on addr ("127.0.0.1:0" picks a free port; see

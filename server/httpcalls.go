@@ -82,13 +82,19 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Hand
 			live.add(b)
 			defer live.remove(b)
 		}
-		if user, ok := callerKey(r); ok && r.Method == http.MethodPost {
-			body, err := peekBody(w, r, maxBody)
-			if err != nil {
-				bodyError(w, err)
-				return
-			}
-			defer body.release()
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r.WithContext(b))
+			return
+		}
+		// Read ahead for every POST, so that a body refused for the
+		// server's memory (errBodyBudget) is answered as such.
+		body, err := peekBody(w, r, maxBody)
+		if err != nil {
+			bodyError(w, err)
+			return
+		}
+		defer body.release()
+		if user, ok := callerKey(r); ok {
 			var one [1]string // the ids of a single message
 			ids, cancelled := rpcscan.Scan(body.buf.Bytes(), one[:0])
 			for _, id := range cancelled {
@@ -285,6 +291,11 @@ var bodyBuffers = sync.Pool{New: func() any { return new(bodyBuffer) }}
 // maxPooledBody bounds the buffers kept for later requests.
 const maxPooledBody = 64 << 10
 
+// maxPeekReserve bounds the room [peekBody] reserves for a body from its
+// declared Content-Length, before any of it has arrived: a client can
+// declare 4 MiB and send one byte.
+const maxPeekReserve = 4 << 10
+
 // release gives b back; nothing may read it afterwards.
 func (b *bodyBuffer) release() {
 	if b.buf.Cap() <= maxPooledBody {
@@ -304,7 +315,10 @@ func peekBody(w http.ResponseWriter, r *http.Request, max int64) (*bodyBuffer, e
 	b := bodyBuffers.Get().(*bodyBuffer)
 	b.buf.Reset()
 	if r.ContentLength > 0 && r.ContentLength <= max {
-		b.buf.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom wants MinRead free to read EOF
+		// Room for a small body at once (ReadFrom wants MinRead free to
+		// read EOF), but never memory for what is only declared: a larger
+		// body's buffer grows as its bytes arrive.
+		b.buf.Grow(int(min(r.ContentLength, maxPeekReserve)) + bytes.MinRead)
 	}
 	_, err := b.buf.ReadFrom(src)
 	r.Body.Close()
@@ -322,6 +336,11 @@ func bodyError(w http.ResponseWriter, err error) {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+		return
+	}
+	if errors.Is(err, errBodyBudget) {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "the server is reading too many large request bodies; try again later", http.StatusServiceUnavailable)
 		return
 	}
 	http.Error(w, "reading the request body failed", http.StatusBadRequest)
