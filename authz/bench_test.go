@@ -13,7 +13,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/behaviour"
-	"github.com/toolroute/toolroute/internal/call"
+	"github.com/toolroute/toolroute/internal/core/call"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/internal/call"
+	"github.com/toolroute/toolroute/internal/core/call"
 )
 
 func TestCallerContext(t *testing.T) {

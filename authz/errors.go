@@ -6,8 +6,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/toolroute/toolroute/internal/call"
-	"github.com/toolroute/toolroute/internal/truncate"
+	"github.com/toolroute/toolroute/internal/core/call"
+	"github.com/toolroute/toolroute/internal/core/truncate"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -114,7 +114,7 @@ func (e *OutageError) Unwrap() error { return e.Err }
 // *UnauthenticatedError or *OutageError, whose texts are fixed and safe
 // to show a client) or, if it wraps none, err itself. A [net/http.Client]
 // wraps a transport's error in a [*net/url.Error] whose text holds the
-// upstream URL: through internal/call, a handler made by tool.Handle
+// upstream URL: through internal/core/call, a handler made by tool.Handle
 // shows the client the fixed text instead.
 func toolError(err error) error {
 	var d *DeniedError

@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolroute/toolroute/internal/truncate"
+	"github.com/toolroute/toolroute/internal/core/truncate"
 	"github.com/toolroute/toolroute/tool"
 )
 

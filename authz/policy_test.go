@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/internal/golden"
+	"github.com/toolroute/toolroute/internal/testing/golden"
 	"github.com/toolroute/toolroute/tool"
 )
 

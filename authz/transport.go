@@ -10,9 +10,9 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/toolroute/toolroute/internal/call"
-	logredact "github.com/toolroute/toolroute/internal/redact"
-	"github.com/toolroute/toolroute/internal/truncate"
+	"github.com/toolroute/toolroute/internal/core/call"
+	logredact "github.com/toolroute/toolroute/internal/core/redact"
+	"github.com/toolroute/toolroute/internal/core/truncate"
 	"github.com/toolroute/toolroute/tool"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/internal/call"
-	"github.com/toolroute/toolroute/internal/syncbuf"
+	"github.com/toolroute/toolroute/internal/core/call"
+	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/tool"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolroute/toolroute/internal/benchtools"
+	"github.com/toolroute/toolroute/internal/testing/benchtools"
 )
 
 const listTools = 1000

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolroute/toolroute/internal/benchtools"
+	"github.com/toolroute/toolroute/internal/testing/benchtools"
 )
 
 // Target is a server a load run calls: its MCP endpoint and the bearer

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolroute/toolroute/internal/benchtools"
+	"github.com/toolroute/toolroute/internal/testing/benchtools"
 )
 
 // TestLoad runs a short load of each server: every call answers, and the

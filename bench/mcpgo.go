@@ -8,7 +8,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/toolroute/toolroute/internal/benchtools"
+	"github.com/toolroute/toolroute/internal/testing/benchtools"
 )
 
 // MCPGo returns a mark3labs/mcp-go server of the same n tools as

@@ -58,7 +58,7 @@
 //	example-service routes -format rego|cedar|casbin|istio|openapi [-policy FILE]
 //
 // prints the table and the role policy in the form that engine reads
-// (registry/export; -claim and -namespace tune the Istio policies), and
+// (authz/export; -claim and -namespace tune the Istio policies), and
 //
 //	example-service routes -matrix [-format text|json] [-policy FILE]
 //

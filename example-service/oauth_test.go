@@ -17,8 +17,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/toolroute/toolroute/internal/oidctest"
-	"github.com/toolroute/toolroute/internal/tsclient"
+	"github.com/toolroute/toolroute/internal/testing/oidctest"
+	"github.com/toolroute/toolroute/internal/testing/tsclient"
 	"github.com/toolroute/toolroute/server/servertest"
 )
 
@@ -189,7 +189,7 @@ func TestOAuthFlagErrors(t *testing.T) {
 // The official TypeScript SDK client finds the authorization server
 // through the protected resource metadata of a 401, gets a token from
 // the provider (client credentials) and uses the service with it
-// (test/tsclient/oauth.mjs; see internal/tsclient for what it needs).
+// (test/tsclient/oauth.mjs; see internal/testing/tsclient for what it needs).
 func TestTypeScriptClientOAuth(t *testing.T) {
 	node, script := tsclient.Script(t, "oauth.mjs")
 	// The metadata's resource must be the URL the client connects to, so

@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/authz/export"
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/example-service/tools"
-	"github.com/toolroute/toolroute/registry/export"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -75,9 +75,13 @@ func routes(args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case *matrix && *format == "json":
-		return e.Matrix().WriteJSON(stdout)
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(e.Matrix())
 	case *matrix:
-		return e.Matrix().WriteText(stdout)
+		_, err := io.WriteString(stdout, e.Matrix().Text())
+		return err
 	case *format == "":
 		*format = export.FormatJSON
 	}

@@ -16,8 +16,8 @@ import (
 
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/example-service/tools"
-	"github.com/toolroute/toolroute/internal/golden"
-	"github.com/toolroute/toolroute/registry/export"
+	"github.com/toolroute/toolroute/internal/testing/golden"
+	"github.com/toolroute/toolroute/authz/export"
 )
 
 func runRoutes(t *testing.T, args ...string) string {

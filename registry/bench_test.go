@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/behaviour"
-	"github.com/toolroute/toolroute/internal/benchtools"
+	"github.com/toolroute/toolroute/internal/testing/benchtools"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )

@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/behaviour"
-	"github.com/toolroute/toolroute/internal/golden"
+	"github.com/toolroute/toolroute/internal/testing/golden"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/toolroute/toolroute/internal/rpcscan"
+	"github.com/toolroute/toolroute/internal/serve/rpcscan"
 )
 
 // Cancellations carries a 2025 client's notifications/cancelled between
@@ -32,7 +32,7 @@ import (
 // or a number, of at most [MaxCancelledIDBytes] bytes.
 //
 // Redis pub/sub implements it in
-// github.com/toolroute/toolroute/authz/permission/redisstore.
+// github.com/toolroute/toolroute/redisstore.
 type Cancellations interface {
 	// Publish sends a cancellation to the other replicas. The server
 	// calls it in the background, with a context that ends after a few

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolroute/toolroute/internal/syncbuf"
+	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/server"
 )
 

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolroute/toolroute/internal/call"
+	"github.com/toolroute/toolroute/internal/core/call"
 )
 
 // A call's context ends at its deadline ([Options.CallTimeout]), at a

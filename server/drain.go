@@ -5,7 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolroute/toolroute/internal/inflight"
+	"github.com/toolroute/toolroute/internal/serve/inflight"
 )
 
 // drain is a transport's tool calls in flight, so that shutdown can stop

@@ -3,7 +3,7 @@ package server
 import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolroute/toolroute/internal/truncate"
+	"github.com/toolroute/toolroute/internal/core/truncate"
 )
 
 // shortenError returns res with the text of its error shortened, if res
@@ -11,7 +11,7 @@ import (
 // argument validation, a handler's plain error) whose text echoes a
 // long value, as the SDK's `maxLength: "…" contains N Unicode code
 // points` does with the caller's argument: every quoted value is cut at
-// 128 bytes and the whole text at 1 KiB (internal/truncate.Quoted). The
+// 128 bytes and the whole text at 1 KiB (internal/core/truncate.Quoted). The
 // result's error keeps the original in its chain, for the log's
 // classification; the log shows the short text too.
 func shortenError(res mcp.Result) mcp.Result {

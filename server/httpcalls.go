@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/internal/callreg"
-	"github.com/toolroute/toolroute/internal/rpcscan"
+	"github.com/toolroute/toolroute/internal/serve/callreg"
+	"github.com/toolroute/toolroute/internal/serve/rpcscan"
 )
 
 // errRequestEnded is the cause of a call's context ending because its

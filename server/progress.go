@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolroute/toolroute/internal/call"
+	"github.com/toolroute/toolroute/internal/core/call"
 )
 
 // heartbeats tells the client of req's call, begun with progress state

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/internal/redact"
+	"github.com/toolroute/toolroute/internal/core/redact"
 )
 
 // RedactingHandler returns a [slog.Handler] that passes each record to h

@@ -12,7 +12,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/behaviour"
-	"github.com/toolroute/toolroute/internal/syncbuf"
+	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
@@ -22,7 +22,7 @@ import (
 // TestRedactingHandler: the bearer of the authz caller in a record's
 // context is gone from the record, even where no "Bearer" precedes it
 // (in the message, and in an attribute bound with With), and a handler
-// is wrapped once. The redaction itself is tested in internal/redact.
+// is wrapped once. The redaction itself is tested in internal/core/redact.
 func TestRedactingHandler(t *testing.T) {
 	const secret = "s3cr3t-T0ken_value"
 	ctx := authz.WithCaller(context.Background(), authz.Caller{Subject: "alice", Bearer: secret})

@@ -5,7 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolroute/toolroute/internal/schemamsg"
+	"github.com/toolroute/toolroute/internal/sdkfix/schemamsg"
 )
 
 // plainSchemaErrors is the receiving middleware that rewrites the SDK's

@@ -14,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/internal/call"
-	"github.com/toolroute/toolroute/internal/truncate"
+	"github.com/toolroute/toolroute/internal/core/call"
+	"github.com/toolroute/toolroute/internal/core/truncate"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )

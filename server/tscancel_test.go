@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolroute/toolroute/internal/tsclient"
+	"github.com/toolroute/toolroute/internal/testing/tsclient"
 	"github.com/toolroute/toolroute/server"
 )
 

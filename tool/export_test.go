@@ -5,11 +5,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolroute/toolroute/internal/call"
+	"github.com/toolroute/toolroute/internal/core/call"
 )
 
 // This file gives the package's external tests the plumbing the
-// registry and the server reach through internal/call.
+// registry and the server reach through internal/core/call.
 
 // Wrap runs one invocation of a tool added by [Handler.AddTo]: it must
 // call run (at most once) with the context the handler should see.

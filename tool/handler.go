@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolroute/toolroute/internal/call"
-	"github.com/toolroute/toolroute/internal/schema"
+	"github.com/toolroute/toolroute/internal/core/call"
+	"github.com/toolroute/toolroute/internal/core/schema"
 )
 
 // Handler runs a tool's calls against a dependency container C. It is
@@ -76,12 +76,12 @@ func init() {
 }
 
 // addTo adds t to s, served by h with deps (a C): the registry's Install
-// reaches it through internal/call. t's schemas are set here from h's
+// reaches it through internal/core/call. t's schemas are set here from h's
 // (callers leave them nil). It panics if h is zero or [Handler.Err] is
 // not nil; the registry checks both first.
 //
 // The tool is added with the SDK's low-level Server.AddTool, its input
-// schema as the JSON encoded once (see internal/schema.Object): the
+// schema as the JSON encoded once (see internal/core/schema.Object): the
 // SDK's typed mcp.AddTool would encode the schema again at every add and,
 // over streamable HTTP from 2026-07-28, at every call. The handler does
 // what mcp.AddTool's would, with the SDK's schema library and texts:

@@ -20,8 +20,8 @@ import (
 	invopop "github.com/invopop/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolroute/toolroute/internal/golden"
-	"github.com/toolroute/toolroute/internal/syncbuf"
+	"github.com/toolroute/toolroute/internal/testing/golden"
+	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/tool"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolroute/toolroute/internal/call"
+	"github.com/toolroute/toolroute/internal/core/call"
 )
 
 // Progress reports a tool call's progress to its client: done of total

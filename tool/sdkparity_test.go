@@ -194,10 +194,10 @@ func TestSDKParity(t *testing.T) {
 	sdkPanics := false
 	defer func() {
 		if !sdkPanics {
-			// A canary, as internal/stdioguard's: the day go-sdk fixes
+			// A canary, as internal/sdkfix/stdioguard's: the day go-sdk fixes
 			// it, this fails, to say so.
 			t.Error("go-sdk no longer panics on null arguments to a tool whose schema has a default " +
-				"(the crash go-sdk #1062 fixed for Elicit): internal/schema.Object.Input's nil-map guard " +
+				"(the crash go-sdk #1062 fixed for Elicit): internal/core/schema.Object.Input's nil-map guard " +
 				"is no longer a workaround (null still reads as {}), and this check can go")
 		}
 	}()

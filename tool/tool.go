@@ -6,7 +6,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/toolroute/toolroute/behaviour"
-	"github.com/toolroute/toolroute/internal/call"
+	"github.com/toolroute/toolroute/internal/core/call"
 )
 
 // Tool is one tool's whole declaration. C is the service's dependency

@@ -9,7 +9,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/oauth"
-	"github.com/toolroute/toolroute/internal/benchtools"
+	"github.com/toolroute/toolroute/internal/testing/benchtools"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/oauth"
-	"github.com/toolroute/toolroute/internal/oidctest"
+	"github.com/toolroute/toolroute/internal/testing/oidctest"
 	"github.com/toolroute/toolroute/server"
 )
 

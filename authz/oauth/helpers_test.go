@@ -19,7 +19,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/oauth"
 	"github.com/toolroute/toolroute/behaviour"
-	"github.com/toolroute/toolroute/internal/oidctest"
+	"github.com/toolroute/toolroute/internal/testing/oidctest"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"

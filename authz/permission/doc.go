@@ -72,6 +72,6 @@
 // must share them too ([Options].Nonces, [Options].Answers), or an answer
 // used on one replica can be used again on another, and an "always"
 // answer is asked again on the next replica. Package redisstore
-// (authz/permission/redisstore) keeps both on Redis. A store that cannot
+// (redisstore) keeps both on Redis. A store that cannot
 // answer fails the call closed with a [*StoreError]: nothing is granted.
 package permission

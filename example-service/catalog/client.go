@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/toolroute/toolroute/internal/truncate"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -64,7 +63,7 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("item %q not found", truncate.String(e.ID))
+	return fmt.Sprintf("item %.128q not found", e.ID)
 }
 
 // InvalidIDError is the error of a request for an id that cannot be an
@@ -77,7 +76,7 @@ type InvalidIDError struct {
 }
 
 func (e *InvalidIDError) Error() string {
-	return fmt.Sprintf("invalid item id %q: it must be one non-empty path segment that is not \".\" or \"..\" and holds no \"/\", \"\\\" or control character, also once percent-decoded", truncate.String(e.ID))
+	return fmt.Sprintf("invalid item id %.128q: it must be one non-empty path segment that is not \".\" or \"..\" and holds no \"/\", \"\\\" or control character, also once percent-decoded", e.ID)
 }
 
 func (e *InvalidIDError) Unwrap() error { return e.Err }
@@ -96,7 +95,7 @@ func (e *APIError) Error() string {
 	if e.Code == "" {
 		return fmt.Sprintf("catalog: HTTP %d", e.Status)
 	}
-	return fmt.Sprintf("catalog: HTTP %d %s: %s", e.Status, truncate.String(e.Code), truncate.Quoted(e.Message))
+	return fmt.Sprintf("catalog: HTTP %d %.128s: %.1024s", e.Status, e.Code, e.Message)
 }
 
 // List returns every item, sorted by id.

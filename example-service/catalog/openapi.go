@@ -11,7 +11,7 @@ var OpenAPIRoute = route(http.MethodGet, "/openapi.json")
 // OpenAPI returns the catalog API's OpenAPI 3.1 document (JSON), which
 // the handler serves at [OpenAPIRoute]. It is written by hand, as the
 // API's contract, not derived from the routes the tools declare: a test
-// holds the tools to it (registry/export's CheckOpenAPI).
+// holds the tools to it (authz/export's CheckOpenAPI).
 func OpenAPI() []byte { return []byte(openAPIDocument) }
 
 func serveOpenAPI(w http.ResponseWriter, r *http.Request) {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/example-service/catalog"
-	"github.com/toolroute/toolroute/internal/truncate"
 	"github.com/toolroute/toolroute/registry"
 )
 
@@ -69,7 +68,7 @@ func (d *Deps) upstreamError(ctx context.Context, err error) error {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case errors.As(err, &api) && api.Status == 400 && api.Code == catalog.CodeInvalidRequest:
-		return errors.New("invalid request: " + truncate.Quoted(api.Message))
+		return errors.New("invalid request: " + api.Message) // the server shortens what it shows and logs
 	}
 	d.logger().ErrorContext(ctx, "example-service: catalog request failed", slog.Any("error", err))
 	return &unavailable{cause: err}

@@ -12,16 +12,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/registry/export"
 )
 
 // VisibilityMatrix connects one client to s per role, as a caller with
 // that one role (subject "servertest:ROLE"), and returns what each lists
 // in tools/list: the role × tool visibility matrix as the server decides
 // it. Its tools are those some role sees.
-func VisibilityMatrix(tb testing.TB, s *mcp.Server, roles ...string) export.Matrix {
+func VisibilityMatrix(tb testing.TB, s *mcp.Server, roles ...string) authz.Matrix {
 	tb.Helper()
-	m := export.Matrix{Roles: slices.Sorted(slices.Values(roles)), Tools: []string{}, Visible: make(map[string][]string, len(roles))}
+	m := authz.Matrix{Roles: slices.Sorted(slices.Values(roles)), Tools: []string{}, Visible: make(map[string][]string, len(roles))}
 	m.Roles = slices.Compact(m.Roles)
 	for _, role := range m.Roles {
 		cs := Connect(tb, s, &authz.Caller{Subject: "servertest:" + role, Roles: []string{role}}, nil)

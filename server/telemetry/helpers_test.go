@@ -21,7 +21,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/behaviour"
-	"github.com/toolroute/toolroute/internal/syncbuf"
+	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/telemetry"

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/toolroute/toolroute/bench"
-	"github.com/toolroute/toolroute/internal/benchtools"
+	"github.com/toolroute/toolroute/internal/testing/benchtools"
 )
 
 func main() {

@@ -1,6 +1,6 @@
 // Command rawserve is the raw go-sdk server the start-up benchmark
 // (cmd/startup) compares example-service with: n tools of the benchmarks'
-// definitions and schemas (internal/benchtools), served over stateless
+// definitions and schemas (internal/testing/benchtools), served over stateless
 // streamable HTTP at /mcp, with a /readyz that answers 200 as soon as the
 // server listens. It prints "serving http://ADDR/mcp" on stderr.
 //
@@ -14,7 +14,7 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/toolroute/toolroute/internal/benchtools"
+	"github.com/toolroute/toolroute/internal/testing/benchtools"
 )
 
 func main() {
