@@ -148,7 +148,7 @@ func benchServer(b *testing.B, reg *registry.Registry[*deps], up *upstream, a au
 		caller := &callerHolder{}
 		caller.set(&authz.Caller{Subject: "alice", Roles: []string{"viewer"}, Bearer: secretBearer})
 		access := reg.Calls()
-		s.AddReceivingMiddleware(caller.middleware, authz.Middleware(a, access, &authz.MiddlewareOptions{Logger: slog.New(slog.DiscardHandler)}))
+		s.AddReceivingMiddleware(caller.middleware, authz.Middleware(a, access, authz.MiddlewareOptions{Logger: slog.New(slog.DiscardHandler)}))
 	}
 	reg.Install(s, d)
 	return connect(b, s, "")
@@ -250,7 +250,7 @@ func BenchmarkOverhead(b *testing.B) {
 	}
 	caller := authz.Caller{Subject: "alice", Roles: []string{"viewer"}, Bearer: secretBearer}
 	cctx := authz.WithCaller(ctx, caller)
-	mw := authz.Middleware(a, access, &authz.MiddlewareOptions{Logger: slog.New(slog.DiscardHandler)})
+	mw := authz.Middleware(a, access, authz.MiddlewareOptions{Logger: slog.New(slog.DiscardHandler)})
 
 	b.Run("list-filter/tools=1000", func(b *testing.B) {
 		next := func(context.Context, string, mcp.Request) (mcp.Result, error) {

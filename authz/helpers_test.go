@@ -351,7 +351,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "v0.0.1"}, &mcp.ServerOptions{PageSize: o.pageSize})
 	reg.Install(s, d)
-	s.AddReceivingMiddleware(h.caller.middleware, authz.Middleware(o.authorizer, accessOf(reg, o.skip...), &authz.MiddlewareOptions{Logger: logger}))
+	s.AddReceivingMiddleware(h.caller.middleware, authz.Middleware(o.authorizer, accessOf(reg, o.skip...), authz.MiddlewareOptions{Logger: logger}))
 	h.session = connect(t, s, o.protocolVersion)
 	return h
 }

@@ -28,7 +28,7 @@ type MiddlewareOptions struct {
 // caller sees and may call. It reads the [Caller] from the context, so the
 // middleware that puts it there must run first:
 //
-//	server.AddReceivingMiddleware(withCaller, authz.Middleware(a, reg.Calls(), nil))
+//	server.AddReceivingMiddleware(withCaller, authz.Middleware(a, reg.Calls(), authz.MiddlewareOptions{}))
 //
 // (in one call, the first middleware is the outermost; of separate calls,
 // the last one is). tools are the tools the server serves, as the
@@ -70,14 +70,11 @@ type MiddlewareOptions struct {
 //
 // Tools absent from tools are hidden. Middleware panics if a is nil, if a
 // tool is nil, or if one is Local and has routes.
-func Middleware(a Authorizer, tools []*tool.Call, opts *MiddlewareOptions) mcp.Middleware {
+func Middleware(a Authorizer, tools []*tool.Call, opts MiddlewareOptions) mcp.Middleware {
 	if a == nil {
 		panic("authz: Middleware: nil Authorizer")
 	}
-	g := &guard{a: a, tools: make(map[string]*toolAccess, len(tools))}
-	if opts != nil {
-		g.logger = opts.Logger
-	}
+	g := &guard{a: a, tools: make(map[string]*toolAccess, len(tools)), logger: opts.Logger}
 	ids := map[tool.Route]int32{}
 	for _, acc := range tools {
 		if acc == nil {

@@ -85,7 +85,7 @@ func routes(args []string, stdout, stderr io.Writer) error {
 	case *format == "":
 		*format = export.FormatJSON
 	}
-	return e.Write(stdout, *format, &export.Options{RoleClaim: *claim, Namespace: *namespace, Title: "example-service routes", Version: "1.0.0"})
+	return e.Write(stdout, *format, export.Options{RoleClaim: *claim, Namespace: *namespace, Title: "example-service routes", Version: "1.0.0"})
 }
 
 // rolePolicy is "routes -role NAME -behaviour B,...": a role policy

@@ -119,7 +119,7 @@ func (s *shared) cancellations() server.Cancellations {
 // confirmer is delete_item's permission checker: its key, replay guard
 // and remembered answers shared through Redis when s is not nil.
 func (s *shared) confirmer(key []byte) *permission.Checker {
-	opts := &permission.Options{
+	opts := permission.Options{
 		// Answers and request states are bound to the caller.
 		Principal: func(ctx context.Context, _ *mcp.CallToolRequest) string {
 			c, _ := authz.CallerFromContext(ctx)

@@ -9,7 +9,7 @@
 //
 //	rdb := redis.NewClient(opts)                   // or redis.ParseURL
 //	stores := &redisstore.Options{Prefix: "catalog:"}
-//	perms := permission.New(&permission.Options{
+//	perms := permission.New(permission.Options{
 //		Key:     key,                              // permission.ReadKeyFile: one key for every replica
 //		Nonces:  redisstore.NewNonceStore(rdb, stores),
 //		Answers: redisstore.NewAnswerStore(rdb, stores),

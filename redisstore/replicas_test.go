@@ -26,7 +26,7 @@ type readOut struct {
 
 // replicaServer is one replica: a server whose "read" tool asks for
 // "read" on the item, with a Checker on the shared stores.
-func replicaServer(t *testing.T, opts *permission.Options) *mcp.Server {
+func replicaServer(t *testing.T, opts permission.Options) *mcp.Server {
 	t.Helper()
 	perms := permission.New(opts)
 	reg := registry.New[*permission.Checker]()
@@ -64,7 +64,7 @@ func TestAlwaysOnEveryReplica(t *testing.T) {
 	var sessions []*mcp.ClientSession
 	for range 3 {
 		rdb := client(t, srv)
-		s := replicaServer(t, &permission.Options{
+		s := replicaServer(t, permission.Options{
 			Key:     key,
 			Nonces:  redisstore.NewNonceStore(rdb, nil),
 			Answers: redisstore.NewAnswerStore(rdb, nil),

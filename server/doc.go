@@ -133,5 +133,10 @@
 // # Options
 //
 // Options structs are plain values passed by value ([Options],
-// [HTTPOptions]); every zero field selects its default.
+// [HTTPOptions]), as everywhere in toolroute (authz.MiddlewareOptions,
+// permission.Options, export.Options, the oauth and telemetry options):
+// the zero value is the defaults, and every zero field selects its
+// documented default. A bound (a duration, a size, a count) follows one
+// rule everywhere: 0 selects the default, a negative value turns the
+// bound off.
 package server

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"path"
@@ -104,7 +105,8 @@ type HTTPOptions struct {
 	// or for a caller without one, to its token.
 	Stateful bool
 	// SessionTimeout closes a stateful session idle this long. 0 selects
-	// 10 minutes; a negative value never closes idle sessions. Ignored
+	// 10 minutes; a negative value turns it off (idle sessions stay open).
+	// Ignored
 	// when stateless.
 	SessionTimeout time.Duration
 	// MaxSessions bounds the stateful sessions open at once, of all
@@ -113,12 +115,14 @@ type HTTPOptions struct {
 	// open a session past either bound is refused with HTTP 503 (total)
 	// or 429 (per caller) and a JSON-RPC error naming the bound; the
 	// client may close a session (DELETE) or wait for one to idle out
-	// (SessionTimeout). 0 selects 2,000 and 32; negative values are
-	// refused. Ignored when stateless.
+	// (SessionTimeout). 0 selects 2,000 and 32; a negative value turns
+	// the bound off. Ignored when stateless.
 	MaxSessions, MaxSessionsPerCaller int
 	// MaxRequestBodyBytes limits the size of a request body; larger ones
 	// get HTTP 413. 0 selects 4 MiB ([mcp.DefaultMaxRequestBodyBytes]);
-	// negative values are refused. Memory follows the bytes that arrive,
+	// a negative value turns the limit off, as the SDK's does (and the
+	// bound below with it: do not, on a server that strangers can reach).
+	// Memory follows the bytes that arrive,
 	// never a declared Content-Length; and the bodies being read hold at
 	// most 16 times this as a whole beyond the first 64 KiB of each
 	// (which nearly every MCP request fits in): past that, a stateless
@@ -128,8 +132,8 @@ type HTTPOptions struct {
 	// headers are read: a client that sends headers and then too little
 	// of its body (with or without a valid token) has its connection
 	// closed then. Only the body's reading is bounded, not the response:
-	// a long call's event stream is not. 0 selects 10 seconds; negative
-	// values are refused.
+	// a long call's event stream is not. 0 selects 10 seconds; a negative
+	// value turns the deadline off.
 	BodyTimeout time.Duration
 
 	// Path is where the MCP endpoint is mounted by [HTTPServer]. "" selects
@@ -263,15 +267,6 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions, d *drain) (_ http.Handler, 
 	if opts.Verifier == nil {
 		return nil, nil, nil, errors.New("server: HTTPOptions.Verifier is nil: set a TokenVerifier (server.StaticTokens for demos) to identify callers")
 	}
-	if opts.MaxRequestBodyBytes < 0 {
-		return nil, nil, nil, fmt.Errorf("server: HTTPOptions.MaxRequestBodyBytes is %d: must not be negative", opts.MaxRequestBodyBytes)
-	}
-	if opts.BodyTimeout < 0 {
-		return nil, nil, nil, fmt.Errorf("server: HTTPOptions.BodyTimeout is %v: must not be negative", opts.BodyTimeout)
-	}
-	if opts.MaxSessions < 0 || opts.MaxSessionsPerCaller < 0 {
-		return nil, nil, nil, fmt.Errorf("server: HTTPOptions.MaxSessions (%d) and MaxSessionsPerCaller (%d) must not be negative", opts.MaxSessions, opts.MaxSessionsPerCaller)
-	}
 	if err := opts.checkResourceMetadata(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -289,7 +284,7 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions, d *drain) (_ http.Handler, 
 		Stateless:                    !opts.Stateful,
 		PropagateRequestCancellation: true,
 		SessionTimeout:               sessionTimeout,
-		MaxRequestBodyBytes:          opts.MaxRequestBodyBytes,
+		MaxRequestBodyBytes:          opts.MaxRequestBodyBytes, // the same rule as the SDK's
 	})
 	var mcpHandler http.Handler
 	var open *sessionclose.Handler
@@ -302,10 +297,11 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions, d *drain) (_ http.Handler, 
 		}
 		mcpHandler, unsubscribe = bindCalls(streamable, maxBody, rel, d)
 	} else {
-		open = sessionclose.New(s, quietcancel.HTTP(streamable, opts.MaxRequestBodyBytes), sessionclose.Limits{
-			Total:     cmp.Or(opts.MaxSessions, defaultMaxSessions),
-			PerUser:   cmp.Or(opts.MaxSessionsPerCaller, defaultMaxSessionsPerCaller),
-			MaxBody:   maxBody,
+		peek := cmp.Or(maxBody, mcp.DefaultMaxRequestBodyBytes) // what the workarounds read of a body, at most
+		open = sessionclose.New(s, quietcancel.HTTP(streamable, peek), sessionclose.Limits{
+			Total:     cmp.Or(bound(opts.MaxSessions, defaultMaxSessions), math.MaxInt),
+			PerUser:   cmp.Or(bound(opts.MaxSessionsPerCaller, defaultMaxSessionsPerCaller), math.MaxInt),
+			MaxBody:   peek,
 			IdleAfter: sessionTimeout,
 		})
 		mcpHandler = open
@@ -507,10 +503,22 @@ func (c *readyCheck) err(ctx context.Context) error {
 // /readyz. Use it to serve through a server of your own (httptest, TLS).
 func (h *HTTPServer) Handler() http.Handler { return h.handler }
 
-func (o *HTTPOptions) bodyTimeout() time.Duration { return cmp.Or(o.BodyTimeout, defaultBodyTimeout) }
+// bodyTimeout is [HTTPOptions.BodyTimeout]; 0: none.
+func (o *HTTPOptions) bodyTimeout() time.Duration { return bound(o.BodyTimeout, defaultBodyTimeout) }
 
-func (o *HTTPOptions) maxBody() int64 {
-	return cmp.Or(o.MaxRequestBodyBytes, mcp.DefaultMaxRequestBodyBytes)
+// maxBody is [HTTPOptions.MaxRequestBodyBytes]; 0: none.
+func (o *HTTPOptions) maxBody() int64 { return bound(o.MaxRequestBodyBytes, mcp.DefaultMaxRequestBodyBytes) }
+
+// bound applies toolroute's one rule for a bound's option: 0 selects
+// def, a negative value turns the bound off, read as 0 (none) here.
+func bound[T int | int64 | time.Duration](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 // limitBody bounds the reading of every request's body by timeout, from
@@ -535,7 +543,7 @@ func limitBody(h http.Handler, timeout time.Duration, maxBody int64) http.Handle
 		defer body.release()
 		// A writer without deadlines (a test recorder, a wrapping
 		// middleware that hides them) is served without one.
-		body.timed = setReadDeadline(w, time.Now().Add(timeout)) == nil
+		body.timed = timeout > 0 && setReadDeadline(w, time.Now().Add(timeout)) == nil
 		r.Body = body
 		h.ServeHTTP(w, r)
 	})
@@ -626,7 +634,11 @@ const bodyBudgetBodies = 16
 
 func newBodyBudget(maxBody int64) *bodyBudget {
 	b := &bodyBudget{}
-	b.left.Store(bodyBudgetBodies * maxBody)
+	if maxBody <= 0 || maxBody > math.MaxInt64/bodyBudgetBodies {
+		b.left.Store(math.MaxInt64 / 2) // no limit: no budget either
+	} else {
+		b.left.Store(bodyBudgetBodies * maxBody)
+	}
 	return b
 }
 

@@ -217,8 +217,16 @@ func TestHTTPOptionsErrors(t *testing.T) {
 	if _, err := server.HTTPHandler(s, server.HTTPOptions{}); err == nil || !strings.Contains(err.Error(), "Verifier is nil") {
 		t.Errorf("HTTPHandler without a verifier: err = %v", err)
 	}
-	if _, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(testTokens), MaxRequestBodyBytes: -1}); err == nil {
-		t.Error("negative MaxRequestBodyBytes accepted")
+}
+
+// TestHTTPBodyLimitOff: a negative MaxRequestBodyBytes turns the limit
+// off (toolroute's one rule for a bound, and the SDK's): a body past the
+// default 4 MiB is read.
+func TestHTTPBodyLimitOff(t *testing.T) {
+	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{MaxRequestBodyBytes: -1})
+	big := initializeBody + strings.Repeat(" ", 5<<20)
+	if resp := post(t, hs.URL(), "Bearer "+secretToken, big); resp.StatusCode != http.StatusOK {
+		t.Errorf("a 5 MiB body without a limit: status = %d, want 200", resp.StatusCode)
 	}
 }
 

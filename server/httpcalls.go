@@ -304,17 +304,17 @@ func (b *bodyBuffer) release() {
 	}
 }
 
-// peekBody reads r's body (at most max bytes) and puts it back for the
+// peekBody reads r's body (at most max bytes; 0: no limit) and puts it back for the
 // next handler; release the buffer once that handler has returned.
 func peekBody(w http.ResponseWriter, r *http.Request, max int64) (*bodyBuffer, error) {
 	src := r.Body
-	if r.ContentLength < 0 || r.ContentLength > max {
+	if max > 0 && (r.ContentLength < 0 || r.ContentLength > max) {
 		// net/http bounds a body of a declared length by that length.
 		src = http.MaxBytesReader(w, r.Body, max)
 	}
 	b := bodyBuffers.Get().(*bodyBuffer)
 	b.buf.Reset()
-	if r.ContentLength > 0 && r.ContentLength <= max {
+	if r.ContentLength > 0 && (max <= 0 || r.ContentLength <= max) {
 		// Room for a small body at once (ReadFrom wants MinRead free to
 		// read EOF), but never memory for what is only declared: a larger
 		// body's buffer grows as its bytes arrive.

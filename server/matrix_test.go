@@ -506,7 +506,7 @@ type permDeps struct {
 // "deletes" it (counts a side effect).
 func permServer(t *testing.T) (*mcp.Server, *permDeps) {
 	t.Helper()
-	d := &permDeps{perms: permission.New(&permission.Options{
+	d := &permDeps{perms: permission.New(permission.Options{
 		Principal: func(ctx context.Context, _ *mcp.CallToolRequest) string {
 			c, _ := authz.CallerFromContext(ctx)
 			return c.Subject

@@ -70,7 +70,7 @@ func BenchmarkExport(b *testing.B) {
 	for _, format := range export.Formats {
 		b.Run(format, func(b *testing.B) {
 			for b.Loop() {
-				if err := e.Write(io.Discard, format, nil); err != nil {
+				if err := e.Write(io.Discard, format, export.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

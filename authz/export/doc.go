@@ -5,7 +5,7 @@
 //
 //	e, err := export.New(tools.Registry.Table(), rolePolicies)
 //	...
-//	err = e.Write(os.Stdout, export.FormatRego, nil)
+//	err = e.Write(os.Stdout, export.FormatRego, export.Options{})
 //
 // # Formats, and how exact each is
 //

@@ -25,7 +25,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	if err := e.Write(os.Stdout, export.FormatCedar, nil); err != nil {
+	if err := e.Write(os.Stdout, export.FormatCedar, export.Options{}); err != nil {
 		fmt.Println(err)
 	}
 	fmt.Println()

@@ -146,8 +146,9 @@ type Options struct {
 }
 
 // Write writes the route table and policy in format (one of [Formats]);
-// opts may be nil.
-func (e *Exporter) Write(w io.Writer, format string, opts *Options) error {
+// opts tunes the formats that take options (the zero Options selects
+// their defaults).
+func (e *Exporter) Write(w io.Writer, format string, opts Options) error {
 	switch format {
 	case FormatJSON:
 		return e.JSON(w)

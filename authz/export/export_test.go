@@ -38,7 +38,7 @@ func TestWrite(t *testing.T) {
 	f := fixtures(t)[0]
 	for _, format := range export.Formats {
 		var buf bytes.Buffer
-		if err := f.exp.Write(&buf, format, nil); err != nil || buf.Len() == 0 {
+		if err := f.exp.Write(&buf, format, export.Options{}); err != nil || buf.Len() == 0 {
 			t.Errorf("%s: %v, %d bytes", format, err, buf.Len())
 		}
 		if format == export.FormatJSON {
@@ -48,7 +48,7 @@ func TestWrite(t *testing.T) {
 			}
 		}
 	}
-	err := f.exp.Write(new(bytes.Buffer), "xacml", nil)
+	err := f.exp.Write(new(bytes.Buffer), "xacml", export.Options{})
 	if err == nil || !strings.Contains(err.Error(), `"xacml"`) || !strings.Contains(err.Error(), strings.Join(export.Formats, ", ")) {
 		t.Errorf("unknown format: %v", err)
 	}

@@ -38,10 +38,7 @@ import (
 // wildcards: Istio refuses a role holding "*" and a route whose literal
 // text does (it would widen the policy), and a claim name holding "[" or
 // "]".
-func (e *Exporter) Istio(w io.Writer, opts *Options) error {
-	if opts == nil {
-		opts = &Options{}
-	}
+func (e *Exporter) Istio(w io.Writer, opts Options) error {
 	claim := opts.RoleClaim
 	if claim == "" {
 		claim = "roles"

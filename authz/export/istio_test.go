@@ -192,7 +192,7 @@ func claimValues(claims map[string]any, key string) []string {
 	return nil
 }
 
-func exportIstio(tb testing.TB, e *export.Exporter, opts *export.Options) []istioPolicy {
+func exportIstio(tb testing.TB, e *export.Exporter, opts export.Options) []istioPolicy {
 	tb.Helper()
 	var buf bytes.Buffer
 	if err := e.Istio(&buf, opts); err != nil {
@@ -211,7 +211,7 @@ func exportIstio(tb testing.TB, e *export.Exporter, opts *export.Options) []isti
 func TestIstioDifferential(t *testing.T) {
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
-			policies := exportIstio(t, f.exp, nil)
+			policies := exportIstio(t, f.exp, export.Options{})
 			if len(policies) != len(f.roles) {
 				t.Fatalf("%d policies for %d roles", len(policies), len(f.roles))
 			}
@@ -288,7 +288,7 @@ func templateStars(uri string) string {
 // the templates, allows both.
 func TestIstioApproximation(t *testing.T) {
 	f := trickyFixture(t)
-	policies := exportIstio(t, f.exp, nil)
+	policies := exportIstio(t, f.exp, export.Options{})
 	for _, c := range []struct{ role, method, path string }{
 		{"viewer", "GET", "/catalog/api/v1/items/forbidden"},
 		{" spaced ünï", "DELETE", "/catalog/api/v1/items/it's"},
@@ -305,7 +305,7 @@ func TestIstioApproximation(t *testing.T) {
 // where Istio reads them.
 func TestIstioOptions(t *testing.T) {
 	f := fixtures(t)[0]
-	policies := exportIstio(t, f.exp, &export.Options{RoleClaim: "realm_access.roles", Namespace: "shop", Selector: map[string]string{"app": "catalog"}})
+	policies := exportIstio(t, f.exp, export.Options{RoleClaim: "realm_access.roles", Namespace: "shop", Selector: map[string]string{"app": "catalog"}})
 	for _, p := range policies {
 		if p.Namespace != "shop" || p.Spec.GetSelector().GetMatchLabels()["app"] != "catalog" {
 			t.Errorf("%s: namespace %q, selector %v", p.Name, p.Namespace, p.Spec.GetSelector())
@@ -332,13 +332,13 @@ func TestIstioRefusals(t *testing.T) {
 	}
 	for name, c := range map[string]struct {
 		e    *export.Exporter
-		opts *export.Options
+		opts export.Options
 		want string
 	}{
-		"role":  {newExporter(t, table("/s/a"), allowAll("admin*")), nil, `role "admin*"`},
-		"route": {newExporter(t, table("/s/a*"), allowAll("r")), nil, "route /s/a*"},
-		"claim": {newExporter(t, table("/s/a"), allowAll("r")), &export.Options{RoleClaim: "a[0]"}, `role claim "a[0]"`},
-		"empty": {newExporter(t, table("/s/a"), allowAll("r")), &export.Options{RoleClaim: "a..b"}, `role claim "a..b"`},
+		"role":  {newExporter(t, table("/s/a"), allowAll("admin*")), export.Options{}, `role "admin*"`},
+		"route": {newExporter(t, table("/s/a*"), allowAll("r")), export.Options{}, "route /s/a*"},
+		"claim": {newExporter(t, table("/s/a"), allowAll("r")), export.Options{RoleClaim: "a[0]"}, `role claim "a[0]"`},
+		"empty": {newExporter(t, table("/s/a"), allowAll("r")), export.Options{RoleClaim: "a..b"}, `role claim "a..b"`},
 	} {
 		err := c.e.Istio(new(bytes.Buffer), c.opts)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -51,10 +51,7 @@ type (
 // Two templates that differ only in their placeholder names
 // ("/items/{id}", "/items/{itemId}") are one path to OpenAPI: OpenAPI
 // refuses them, naming both.
-func (e *Exporter) OpenAPI(w io.Writer, opts *Options) error {
-	if opts == nil {
-		opts = &Options{}
-	}
+func (e *Exporter) OpenAPI(w io.Writer, opts Options) error {
 	doc := openAPIDoc{
 		OpenAPI: "3.1.0",
 		Info: openAPIInfo{

@@ -36,7 +36,7 @@ func TestOpenAPI(t *testing.T) {
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := f.exp.OpenAPI(&buf, &export.Options{Title: "t", Version: "1.2.3"}); err != nil {
+			if err := f.exp.OpenAPI(&buf, export.Options{Title: "t", Version: "1.2.3"}); err != nil {
 				t.Fatal(err)
 			}
 			doc := loadOpenAPI(t, buf.Bytes())
@@ -87,7 +87,7 @@ func TestOpenAPIPlaceholderNames(t *testing.T) {
 		{Name: "a", ServiceKey: "s", Routes: []tool.Route{{URI: "/s/items/{id}", Method: "GET"}}},
 		{Name: "b", ServiceKey: "s", Routes: []tool.Route{{URI: "/s/items/{itemId}", Method: "PUT"}}},
 	}}
-	err := newExporter(t, table, nil).OpenAPI(new(bytes.Buffer), nil)
+	err := newExporter(t, table, nil).OpenAPI(new(bytes.Buffer), export.Options{})
 	if err == nil || !strings.Contains(err.Error(), "/s/items/{id}") || !strings.Contains(err.Error(), "/s/items/{itemId}") {
 		t.Errorf("OpenAPI: %v, want a refusal naming both templates", err)
 	}

@@ -59,7 +59,7 @@ type JWTOptions struct {
 	// [DefaultAlgorithms]; "none" and HS* are refused.
 	Algorithms []string
 	// Leeway is the clock skew allowed on "exp", "nbf" and "iat". 0
-	// selects 30 seconds; negative values are refused.
+	// selects 30 seconds; a negative value turns it off (no skew allowed).
 	Leeway time.Duration
 	// RefreshInterval is how often the key set is fetched again in the
 	// background. 0 selects one hour.
@@ -131,9 +131,6 @@ func NewJWTVerifier(opts JWTOptions) (*JWTVerifier, error) {
 	if err := checkRolesClaim(opts.RolesClaim); err != nil {
 		return nil, err
 	}
-	if opts.Leeway < 0 {
-		return nil, fmt.Errorf("oauth: JWTOptions.Leeway is %v: must not be negative", opts.Leeway)
-	}
 	algs := opts.Algorithms
 	if algs == nil {
 		algs = asymmetric
@@ -147,7 +144,10 @@ func NewJWTVerifier(opts JWTOptions) (*JWTVerifier, error) {
 		}
 	}
 	opts.Algorithms = slices.Clone(algs)
-	if opts.Leeway == 0 {
+	switch {
+	case opts.Leeway < 0:
+		opts.Leeway = 0
+	case opts.Leeway == 0:
 		opts.Leeway = defaultLeeway
 	}
 	if opts.RefreshInterval <= 0 {

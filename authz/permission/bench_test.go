@@ -12,7 +12,7 @@ import (
 
 // BenchmarkRequireByRule measures a decision the rules make (no question).
 func BenchmarkRequireByRule(b *testing.B) {
-	c := permission.New(&permission.Options{
+	c := permission.New(permission.Options{
 		Implies: map[string][]string{"admin": {"write"}, "write": {"read"}},
 		Rules: []permission.Rule{
 			{Effect: permission.Deny, Subject: "item:secret*"},
@@ -34,7 +34,7 @@ func BenchmarkRequireByRule(b *testing.B) {
 // single use, and the answer (each iteration asks first, untimed work
 // included, since a state cannot be used twice).
 func BenchmarkRetry(b *testing.B) {
-	c := permission.New(nil)
+	c := permission.New(permission.Options{})
 	ctx := context.Background()
 	r := permission.Request{Subjects: []string{"item:42"}, Capabilities: []string{"delete"}}
 	args := json.RawMessage(`{"id":"42"}`)

@@ -53,7 +53,7 @@ func Example() {
 		Handler:     tool.Handle(deleteItem),
 	})
 	deps := &Deps{
-		Perms: permission.New(&permission.Options{
+		Perms: permission.New(permission.Options{
 			Rules: []permission.Rule{{Effect: permission.Deny, Subject: "item:protected"}},
 		}),
 		Items: map[string]string{"42": "a chair", "protected": "the crown jewels"},

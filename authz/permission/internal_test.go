@@ -160,7 +160,7 @@ func TestSpentNoncesBounded(t *testing.T) {
 }
 
 func TestSealOpen(t *testing.T) {
-	c := New(&Options{Key: []byte(strings.Repeat("x", 32))})
+	c := New(Options{Key: []byte(strings.Repeat("x", 32))})
 	b := &binding{principal: "alice", tool: "act", args: sha256.Sum256([]byte("{}")), request: requestDigest([]string{"s"}, []string{"c"}, false)}
 	p := &payload{expiry: 1234, asked: []byte{0b101}}
 	p.nonce[3] = 7
@@ -204,11 +204,11 @@ func TestArgsDigestCanonical(t *testing.T) {
 func TestNewPanics(t *testing.T) {
 	tests := []struct {
 		name string
-		opts *Options
+		opts Options
 		want string
 	}{
-		{"zero effect", &Options{Rules: []Rule{{Subject: "x"}}}, "permission: rule 0 (Effect(0) * on x (principal *, tool *)): Effect must be permission.Allow or permission.Deny"},
-		{"short key", &Options{Key: []byte("short")}, "permission: Options.Key is 5 bytes long, at least 32 are needed"},
+		{"zero effect", Options{Rules: []Rule{{Subject: "x"}}}, "permission: rule 0 (Effect(0) * on x (principal *, tool *)): Effect must be permission.Allow or permission.Deny"},
+		{"short key", Options{Key: []byte("short")}, "permission: Options.Key is 5 bytes long, at least 32 are needed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -221,8 +221,8 @@ func TestNewPanics(t *testing.T) {
 		})
 	}
 	// nil options are the defaults.
-	c := New(nil)
+	c := New(Options{})
 	if c.ttl != DefaultTTL || len(c.key) != 32 || c.now == nil {
-		t.Errorf("New(nil) = ttl %v, key %d bytes; want the defaults", c.ttl, len(c.key))
+		t.Errorf("New(Options{}) = ttl %v, key %d bytes; want the defaults", c.ttl, len(c.key))
 	}
 }

@@ -99,13 +99,11 @@ type Checker struct {
 	nonces    NonceStore
 }
 
-// New returns a Checker configured by opts (nil selects the defaults).
+// New returns a Checker configured by opts (the zero Options selects the
+// defaults).
 // It panics, with a message starting "permission: ", if a rule has no
 // valid Effect or if Key is shorter than 32 bytes.
-func New(opts *Options) *Checker {
-	if opts == nil {
-		opts = &Options{}
-	}
+func New(opts Options) *Checker {
 	c := &Checker{
 		cl:        newClosures(opts.Implies),
 		rules:     slices.Clone(opts.Rules),

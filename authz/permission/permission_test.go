@@ -82,7 +82,7 @@ func principal(_ context.Context, req *mcp.CallToolRequest) string {
 	return p
 }
 
-func newServer(t *testing.T, opts *permission.Options) (*mcp.Server, *env) {
+func newServer(t *testing.T, opts permission.Options) (*mcp.Server, *env) {
 	t.Helper()
 	if opts.Principal == nil {
 		opts.Principal = principal
@@ -318,7 +318,7 @@ func TestRulesDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, e := newServer(t, &permission.Options{Implies: implies, Rules: tt.rules})
+			s, e := newServer(t, permission.Options{Implies: implies, Rules: tt.rules})
 			cs := connect(t, s, v2026, nil, nil)
 			got := text(t)(call(t, cs, tt.args))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
@@ -407,7 +407,7 @@ func TestAsk(t *testing.T) {
 	for _, version := range versions {
 		for _, tt := range tests {
 			t.Run(version+"/"+tt.name, func(t *testing.T) {
-				s, e := newServer(t, &permission.Options{})
+				s, e := newServer(t, permission.Options{})
 				a := &asker{answers: tt.answers}
 				cs := connect(t, s, version, a, nil)
 				name := tt.tool
@@ -441,7 +441,7 @@ func TestAsk(t *testing.T) {
 func TestAskQuestion(t *testing.T) {
 	for _, version := range versions {
 		t.Run(version, func(t *testing.T) {
-			s, _ := newServer(t, &permission.Options{
+			s, _ := newServer(t, permission.Options{
 				Rules: []permission.Rule{{Effect: permission.Allow, Subject: "item:1"}},
 			})
 			var got *mcp.ElicitParams
@@ -480,7 +480,7 @@ func TestNoElicitation(t *testing.T) {
 	for _, version := range versions {
 		for _, name := range []string{"act", "act_typed"} {
 			t.Run(version+"/"+name, func(t *testing.T) {
-				s, e := newServer(t, &permission.Options{})
+				s, e := newServer(t, permission.Options{})
 				cs := connect(t, s, version, nil, nil)
 				got := text(t)(callAs(t, cs, "alice", name, actArgs{Subjects: []string{"item:1"}, Caps: []string{"delete"}}))
 				if want := "error: " + permission.ErrCannotAsk.Error(); got != want {
@@ -652,7 +652,7 @@ func TestRetryRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := &clock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
-			s, e := newServer(t, &permission.Options{Now: clk.Now})
+			s, e := newServer(t, permission.Options{Now: clk.Now})
 			cs := connect(t, s, v2026, &asker{answers: []*mcp.ElicitResult{decision(permission.AllowOnce)}},
 				&mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
 			q, err := call(t, cs, args)
@@ -700,7 +700,7 @@ func wantProtocolError(t *testing.T, res *mcp.CallToolResult, err error, wantMsg
 
 func TestRetryReplayed(t *testing.T) {
 	args := actArgs{Subjects: []string{"item:42"}, Caps: []string{"delete"}}
-	s, e := newServer(t, &permission.Options{})
+	s, e := newServer(t, permission.Options{})
 	cs := connect(t, s, v2026, &asker{answers: []*mcp.ElicitResult{decision(permission.AllowOnce)}},
 		&mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
 	q, err := call(t, cs, args)
@@ -728,18 +728,18 @@ func TestStateFromAnotherChecker(t *testing.T) {
 	noAuto := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}
 	ask := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowOnce)}}
 
-	s1, _ := newServer(t, &permission.Options{Key: key})
+	s1, _ := newServer(t, permission.Options{Key: key})
 	q, err := call(t, connect(t, s1, v2026, ask, noAuto), args)
 	if err != nil || !q.NeedsInput() {
 		t.Fatalf("first round = %+v, %v; want input_required", q, err)
 	}
 	retry := allowOnceRetry(args, q)
 	// Another checker, random key: refused.
-	s2, e2 := newServer(t, &permission.Options{})
+	s2, e2 := newServer(t, permission.Options{})
 	res, err := connect(t, s2, v2026, ask, noAuto).CallTool(t.Context(), retry)
 	wantProtocolError(t, res, err, "not issued for this call")
 	// A replica sharing the key: accepted.
-	s3, e3 := newServer(t, &permission.Options{Key: key})
+	s3, e3 := newServer(t, permission.Options{Key: key})
 	if got := text(t)(connect(t, s3, v2026, ask, noAuto).CallTool(t.Context(), retry)); got != "granted delete" {
 		t.Errorf("replica retry = %q, want %q", got, "granted delete")
 	}
@@ -758,8 +758,8 @@ func TestReplicasShareNonces(t *testing.T) {
 	noAuto := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}
 	ask := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowOnce)}}
 
-	s1, e1 := newServer(t, &permission.Options{Key: key, Nonces: nonces})
-	s2, e2 := newServer(t, &permission.Options{Key: key, Nonces: nonces})
+	s1, e1 := newServer(t, permission.Options{Key: key, Nonces: nonces})
+	s2, e2 := newServer(t, permission.Options{Key: key, Nonces: nonces})
 	cs1, cs2 := connect(t, s1, v2026, ask, noAuto), connect(t, s2, v2026, ask, noAuto)
 	q, err := call(t, cs1, args)
 	if err != nil || !q.NeedsInput() {
@@ -795,7 +795,7 @@ func TestNonceStoreOutage(t *testing.T) {
 		h    string
 	}{{"Require", "act"}, {"Check", "act_typed"}} {
 		t.Run(tt.name, func(t *testing.T) {
-			s, e := newServer(t, &permission.Options{Nonces: nonceOutage{}})
+			s, e := newServer(t, permission.Options{Nonces: nonceOutage{}})
 			cs := connect(t, s, v2026, &asker{answers: []*mcp.ElicitResult{decision(permission.AllowOnce)}}, nil)
 			res, err := callAs(t, cs, "alice", tt.h, args)
 			got := outcome(t, res, err)
@@ -818,7 +818,7 @@ func TestNonceStoreOutage(t *testing.T) {
 func TestAlwaysIsPerPrincipal(t *testing.T) {
 	for _, version := range versions {
 		t.Run(version, func(t *testing.T) {
-			s, e := newServer(t, &permission.Options{})
+			s, e := newServer(t, permission.Options{})
 			a := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowAlways), decision(permission.DenyOnce)}}
 			cs := connect(t, s, version, a, nil)
 			args := actArgs{Subjects: []string{"item:42"}, Caps: []string{"delete"}}
@@ -860,7 +860,7 @@ func TestStatelessHTTP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.version, func(t *testing.T) {
-			s, e := newServer(t, &permission.Options{})
+			s, e := newServer(t, permission.Options{})
 			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
 			srv := httptest.NewServer(h)
 			t.Cleanup(srv.Close)
@@ -887,7 +887,7 @@ func TestStatelessHTTP(t *testing.T) {
 // asked, but that is undecided on retry (the rule was forgotten since),
 // is denied, not silently covered by the answer.
 func TestAnswerCoversOnlyWhatWasAsked(t *testing.T) {
-	s, e := newServer(t, &permission.Options{MaxRemembered: 1})
+	s, e := newServer(t, permission.Options{MaxRemembered: 1})
 	a := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowAlways)}}
 	noAuto := connect(t, s, v2026, a, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
 	auto := connect(t, s, v2026, a, nil)
@@ -924,7 +924,7 @@ func TestAnswerCoversOnlyWhatWasAsked(t *testing.T) {
 // would: it gets the clean ErrCannotAsk tool error, not a protocol error
 // from the SDK's failed attempt, and nothing happens.
 func TestStateless2025ClaimingCapabilities(t *testing.T) {
-	s, e := newServer(t, &permission.Options{})
+	s, e := newServer(t, permission.Options{})
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(srv.Close)
 	a := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowOnce)}}
@@ -958,7 +958,7 @@ func TestQuestionSizeBound(t *testing.T) {
 		return out
 	}
 	caps := []string{"read", "delete"}
-	s, e := newServer(t, &permission.Options{})
+	s, e := newServer(t, permission.Options{})
 	a := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowOnce)}}
 	cs := connect(t, s, v2026, a, nil)
 	if got := text(t)(call(t, cs, actArgs{Subjects: subjects(permission.MaxAskPairs / 2), Caps: caps})); got != "granted delete,read" {
@@ -986,7 +986,7 @@ func TestParallelRetriesOneWins(t *testing.T) {
 	noAuto := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}
 	for _, name := range []string{"act", "act_typed"} {
 		t.Run(name, func(t *testing.T) {
-			s, e := newServer(t, &permission.Options{})
+			s, e := newServer(t, permission.Options{})
 			ask := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowOnce)}}
 			q, err := callAs(t, connect(t, s, v2026, ask, noAuto), "alice", name, args)
 			if err != nil || !q.NeedsInput() {
@@ -1037,8 +1037,8 @@ func TestReplicasShareAnswers(t *testing.T) {
 				other = nil // the default: one in memory per Checker
 			}
 			a := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowAlways), decision(permission.DenyOnce)}}
-			s1, _ := newServer(t, &permission.Options{Answers: store})
-			s2, _ := newServer(t, &permission.Options{Answers: other})
+			s1, _ := newServer(t, permission.Options{Answers: store})
+			s2, _ := newServer(t, permission.Options{Answers: other})
 			if got := text(t)(call(t, connect(t, s1, v2026, a, nil), args)); got != "granted delete" {
 				t.Fatalf("first replica = %q", got)
 			}
@@ -1088,7 +1088,7 @@ func TestAnswerStoreOutage(t *testing.T) {
 	const storeDown = "error: permission: cannot check permissions now; nothing was granted; try again later"
 	store := &brokenAnswers{AnswerStore: permission.NewAnswerStore(0)}
 	a := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowAlways)}}
-	s, e := newServer(t, &permission.Options{
+	s, e := newServer(t, permission.Options{
 		Answers: store,
 		Rules:   []permission.Rule{{Effect: permission.Allow, Subject: "item:ruled"}},
 	})

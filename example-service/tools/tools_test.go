@@ -634,7 +634,7 @@ func TestConfirmDelete(t *testing.T) {
 				}
 			}
 			cs, _ := connectWith(t, up, alice, authz.AllowAll(), copts, &mcp.ClientSessionOptions{ProtocolVersion: tt.version},
-				func(d *tools.Deps) { d.Confirm = permission.New(nil) })
+				func(d *tools.Deps) { d.Confirm = permission.New(permission.Options{}) })
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "delete_item", Arguments: map[string]any{"id": "itm-1"}})
 			if err != nil {
 				t.Fatal(err)

@@ -185,7 +185,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	d := &deps{
 		client:  &http.Client{Transport: e.tel.Transport(authz.Transport(http.DefaultTransport, "items", e.upstream.URL, a), "items")},
 		base:    e.upstream.URL,
-		confirm: permission.New(&permission.Options{}),
+		confirm: permission.New(permission.Options{}),
 	}
 	e.server, err = server.New(server.Options{Authorizer: a, Observers: []mcp.Middleware{e.tel.Middleware()}}, server.Install(testRegistry(), d))
 	if err != nil {
