@@ -24,9 +24,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/internal/serve/inflight"
 	"github.com/toolroute/toolroute/internal/sdkfix/quietcancel"
 	"github.com/toolroute/toolroute/internal/sdkfix/sessionclose"
+	"github.com/toolroute/toolroute/internal/serve/inflight"
 )
 
 // A TokenVerifier checks a bearer token (without its "Bearer " prefix)
@@ -507,7 +507,9 @@ func (h *HTTPServer) Handler() http.Handler { return h.handler }
 func (o *HTTPOptions) bodyTimeout() time.Duration { return bound(o.BodyTimeout, defaultBodyTimeout) }
 
 // maxBody is [HTTPOptions.MaxRequestBodyBytes]; 0: none.
-func (o *HTTPOptions) maxBody() int64 { return bound(o.MaxRequestBodyBytes, mcp.DefaultMaxRequestBodyBytes) }
+func (o *HTTPOptions) maxBody() int64 {
+	return bound(o.MaxRequestBodyBytes, mcp.DefaultMaxRequestBodyBytes)
+}
 
 // bound applies toolroute's one rule for a bound's option: 0 selects
 // def, a negative value turns the bound off, read as 0 (none) here.
