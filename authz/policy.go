@@ -35,14 +35,19 @@ type AccessPolicy struct {
 	Path string `json:"path"`
 	// Methods are upper-case HTTP methods; at least one.
 	Methods []string `json:"methods"`
-	// Effect is "allow" or "deny".
-	Effect string `json:"effect"`
+	// Effect is [Allow] or [Deny] ("allow" or "deny" in JSON).
+	Effect Effect `json:"effect"`
 }
 
-// The effects of an [AccessPolicy].
+// Effect is what a rule decides: [Allow] or [Deny]. A role policy's
+// [AccessPolicy] and authz/permission's rules share it; its JSON form is
+// the word itself.
+type Effect string
+
+// The effects.
 const (
-	EffectAllow = "allow"
-	EffectDeny  = "deny"
+	Allow Effect = "allow"
+	Deny  Effect = "deny"
 )
 
 // Policy is an in-process [Authorizer] over role policies, for deployments
@@ -324,11 +329,11 @@ func NewPolicy(roles []RolePolicy) (*Policy, error) {
 func compileRule(ap AccessPolicy, paths map[string]compiledPath) (rule, []int, [][]segPart, error) {
 	var r rule
 	switch ap.Effect {
-	case EffectAllow:
-	case EffectDeny:
+	case Allow:
+	case Deny:
 		r.deny = true
 	default:
-		return r, nil, nil, fmt.Errorf("effect %q: want %q or %q", ap.Effect, EffectAllow, EffectDeny)
+		return r, nil, nil, fmt.Errorf("effect %q: want %q or %q", ap.Effect, Allow, Deny)
 	}
 	if len(ap.Methods) == 0 {
 		return r, nil, nil, errors.New("no methods: list the HTTP methods the policy applies to")
@@ -473,7 +478,7 @@ func RolePolicyFor(role string, routes []tool.Route) RolePolicy {
 	out := RolePolicy{Role: role, AccessPolicies: make([]AccessPolicy, 0, len(byURI))}
 	for uri, ms := range byURI {
 		slices.Sort(ms)
-		out.AccessPolicies = append(out.AccessPolicies, AccessPolicy{Path: pathRegexp(uri), Methods: ms, Effect: EffectAllow})
+		out.AccessPolicies = append(out.AccessPolicies, AccessPolicy{Path: pathRegexp(uri), Methods: ms, Effect: Allow})
 	}
 	slices.SortFunc(out.AccessPolicies, func(a, b AccessPolicy) int { return strings.Compare(a.Path, b.Path) })
 	return out

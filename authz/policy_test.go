@@ -277,9 +277,9 @@ func FuzzPolicyMatcher(f *testing.F) {
 				return
 			}
 			res = append(res, re)
-			effect := authz.EffectAllow
+			effect := authz.Allow
 			if effects&(1<<i) != 0 {
-				effect = authz.EffectDeny
+				effect = authz.Deny
 			}
 			aps = append(aps, authz.AccessPolicy{Path: pat, Methods: []string{"GET", "POST"}, Effect: effect})
 		}
@@ -291,7 +291,7 @@ func FuzzPolicyMatcher(f *testing.F) {
 		if method == "GET" || method == "POST" {
 			for i, re := range res {
 				if re.MatchString(uri) {
-					if aps[i].Effect == authz.EffectDeny {
+					if aps[i].Effect == authz.Deny {
 						want = false
 						break
 					}

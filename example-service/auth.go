@@ -145,12 +145,12 @@ func grantsSomething(rps []authz.RolePolicy) error {
 	}
 	for _, rp := range rps {
 		for _, ap := range rp.AccessPolicies {
-			if ap.Effect == authz.EffectAllow {
+			if ap.Effect == authz.Allow {
 				return nil
 			}
 		}
 	}
-	return fmt.Errorf("the policy allows nothing (no access policy of its roles %s has effect %q): every tool but the local ones would be hidden from every caller", quoteAll(rps), authz.EffectAllow)
+	return fmt.Errorf("the policy allows nothing (no access policy of its roles %s has effect %q): every tool but the local ones would be hidden from every caller", quoteAll(rps), authz.Allow)
 }
 
 func quoteAll(rps []authz.RolePolicy) string {

@@ -97,7 +97,7 @@ func TestEnvServes(t *testing.T) {
 // answers with the rate-limit JSON-RPC error; another caller is apart.
 func TestRateLimit(t *testing.T) {
 	url, _ := start(t, "-rate-limit", "3")
-	viewer := servertest.ConnectHTTP(t, url, "demo-viewer", nil)
+	viewer := servertest.ConnectHTTP(t, url, "demo-viewer", servertest.Options{})
 	var limited []error
 	for range 6 {
 		if _, _, err := call(t, viewer, "whoami", map[string]any{}); err != nil {
@@ -113,7 +113,7 @@ func TestRateLimit(t *testing.T) {
 			t.Errorf("refused call: %v, want a JSON-RPC error %d", err, ratelimit.CodeRateLimited)
 		}
 	}
-	if _, _, err := call(t, servertest.ConnectHTTP(t, url, "demo-admin", nil), "whoami", map[string]any{}); err != nil {
+	if _, _, err := call(t, servertest.ConnectHTTP(t, url, "demo-admin", servertest.Options{}), "whoami", map[string]any{}); err != nil {
 		t.Errorf("another caller: %v", err)
 	}
 }

@@ -122,7 +122,7 @@ func TestUpstreamConnectionReuse(t *testing.T) {
 	upstream.Start()
 	t.Cleanup(upstream.Close)
 	url, _ := start(t, "-upstream", upstream.URL)
-	cs := servertest.ConnectHTTP(t, url, "demo-viewer", nil)
+	cs := servertest.ConnectHTTP(t, url, "demo-viewer", servertest.Options{})
 
 	const workers, calls = 50, 500
 	var failed atomic.Int64
@@ -180,7 +180,7 @@ func TestAddressInUse(t *testing.T) {
 func TestLookAlikeIDs(t *testing.T) {
 	upstream, _, seen := recordingCatalog(t)
 	url, _ := start(t, "-upstream", upstream.URL)
-	cs := servertest.ConnectHTTP(t, url, "demo-admin", nil)
+	cs := servertest.ConnectHTTP(t, url, "demo-admin", servertest.Options{})
 	for _, id := range []string{"\uFE30", "\u2025", "\u2100", "\u2101", "\u2105", "\u2106", "a\uFF0Fb", "..\uFF05\uFF12\uFF26x", "%EF%B8%B0"} {
 		for _, name := range []string{"get_item", "delete_item"} {
 			out, errText, err := call(t, cs, name, map[string]any{"id": id})

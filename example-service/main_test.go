@@ -153,7 +153,7 @@ func TestDemo(t *testing.T) {
 			{"demo-admin", "2025-11-25", adminTools},
 		}
 		for _, tt := range tests {
-			cs := servertest.ConnectHTTP(t, url, tt.token, &servertest.Options{ProtocolVersion: tt.version})
+			cs := servertest.ConnectHTTP(t, url, tt.token, servertest.Options{ProtocolVersion: tt.version})
 			if diff := cmp.Diff(tt.want, servertest.ToolNames(t, cs)); diff != "" {
 				t.Errorf("%s (protocol %q) sees (-want +got):\n%s", tt.token, tt.version, diff)
 			}
@@ -161,7 +161,7 @@ func TestDemo(t *testing.T) {
 	})
 
 	t.Run("whoami", func(t *testing.T) {
-		cs := servertest.ConnectHTTP(t, url, "demo-editor", nil)
+		cs := servertest.ConnectHTTP(t, url, "demo-editor", servertest.Options{})
 		out, errText, err := call(t, cs, "whoami", nil)
 		if err != nil || errText != "" {
 			t.Fatalf("whoami: %v %s", err, errText)
@@ -173,7 +173,7 @@ func TestDemo(t *testing.T) {
 
 	t.Run("hidden tools answer like unknown ones", func(t *testing.T) {
 		for _, token := range []string{"demo-viewer", "demo-editor"} {
-			cs := servertest.ConnectHTTP(t, url, token, nil)
+			cs := servertest.ConnectHTTP(t, url, token, servertest.Options{})
 			_, _, hiddenErr := call(t, cs, "delete_item", map[string]any{"id": "itm-1"})
 			_, _, unknownErr := call(t, cs, "no_such_tool", map[string]any{"id": "itm-1"})
 			var hidden, unknown *jsonrpc.Error
@@ -186,14 +186,14 @@ func TestDemo(t *testing.T) {
 			}
 		}
 		// The hidden call changed nothing.
-		cs := servertest.ConnectHTTP(t, url, "demo-viewer", nil)
+		cs := servertest.ConnectHTTP(t, url, "demo-viewer", servertest.Options{})
 		if _, errText, err := call(t, cs, "get_item", map[string]any{"id": "itm-1"}); err != nil || errText != "" {
 			t.Errorf("itm-1 after hidden deletes: %v %s", err, errText)
 		}
 	})
 
 	t.Run("round trip as admin", func(t *testing.T) {
-		cs := servertest.ConnectHTTP(t, url, "demo-admin", nil)
+		cs := servertest.ConnectHTTP(t, url, "demo-admin", servertest.Options{})
 		created, errText, err := call(t, cs, "create_item", map[string]any{"name": "Grinder", "quantity": 2})
 		if err != nil || errText != "" {
 			t.Fatalf("create_item: %v %s", err, errText)
@@ -235,11 +235,11 @@ func TestDemo(t *testing.T) {
 	})
 
 	t.Run("an editor's update goes through, a viewer's create does not exist", func(t *testing.T) {
-		cs := servertest.ConnectHTTP(t, url, "demo-editor", nil)
+		cs := servertest.ConnectHTTP(t, url, "demo-editor", servertest.Options{})
 		if _, errText, err := call(t, cs, "update_item", map[string]any{"id": "itm-2", "name": "Milk jug", "quantity": 7}); err != nil || errText != "" {
 			t.Errorf("editor update_item: %v %s", err, errText)
 		}
-		vs := servertest.ConnectHTTP(t, url, "demo-viewer", nil)
+		vs := servertest.ConnectHTTP(t, url, "demo-viewer", servertest.Options{})
 		got, _, err := call(t, vs, "get_item", map[string]any{"id": "itm-2"})
 		if err != nil || got["quantity"] != 7.0 {
 			t.Errorf("viewer get_item after the editor's update: %v %v", got, err)
@@ -273,7 +273,7 @@ func TestDemo(t *testing.T) {
 				notes <- req.Params.Progress
 			},
 		})
-		cs := servertest.ConnectHTTP(t, url, "demo-viewer", &servertest.Options{Client: client})
+		cs := servertest.ConnectHTTP(t, url, "demo-viewer", servertest.Options{Client: client})
 		params := &mcp.CallToolParams{Name: "audit_catalog"}
 		params.SetProgressToken("p")
 		res, err := cs.CallTool(context.Background(), params)
@@ -440,7 +440,7 @@ func TestGeneratedPolicy(t *testing.T) {
 	os.WriteFile(policyFile, policy.Bytes(), 0o600)
 	os.WriteFile(tokensFile, []byte(`[{"token": "clerk-token-1", "subject": "carol", "roles": ["clerk"]}]`), 0o600)
 	url, stderr := start(t, "-policy", policyFile, "-tokens", tokensFile)
-	cs := servertest.ConnectHTTP(t, url, "clerk-token-1", nil)
+	cs := servertest.ConnectHTTP(t, url, "clerk-token-1", servertest.Options{})
 	if diff := cmp.Diff([]string{"audit_catalog", "create_item", "get_item", "list_items", "whoami"}, servertest.ToolNames(t, cs)); diff != "" {
 		t.Errorf("clerk sees (-want +got):\n%s", diff)
 	}
@@ -461,7 +461,7 @@ func TestAnonymous(t *testing.T) {
 	if !strings.Contains(stderr.String(), "WARNING: -anonymous is ON") {
 		t.Errorf("-anonymous not announced loudly:\n%s", stderr)
 	}
-	cs := servertest.ConnectHTTP(t, url, "", nil)
+	cs := servertest.ConnectHTTP(t, url, "", servertest.Options{})
 	if diff := cmp.Diff(viewerTools, servertest.ToolNames(t, cs)); diff != "" {
 		t.Errorf("anonymous sees (-want +got):\n%s", diff)
 	}
@@ -470,7 +470,7 @@ func TestAnonymous(t *testing.T) {
 		t.Errorf("anonymous whoami: %v %v", out, err)
 	}
 	// A token still counts, and a bad one is still refused.
-	if diff := cmp.Diff(adminTools, servertest.ToolNames(t, servertest.ConnectHTTP(t, url, "demo-admin", nil))); diff != "" {
+	if diff := cmp.Diff(adminTools, servertest.ToolNames(t, servertest.ConnectHTTP(t, url, "demo-admin", servertest.Options{}))); diff != "" {
 		t.Errorf("admin with -anonymous sees (-want +got):\n%s", diff)
 	}
 	if got := status(t, url, "Bearer nope"); got != http.StatusUnauthorized {
@@ -502,7 +502,7 @@ func recordingCatalog(t *testing.T) (*httptest.Server, *catalog.Store, func() []
 func TestExternalUpstream(t *testing.T) {
 	srv, store, seen := recordingCatalog(t)
 	url, _ := start(t, "-upstream", srv.URL)
-	cs := servertest.ConnectHTTP(t, url, "demo-admin", nil)
+	cs := servertest.ConnectHTTP(t, url, "demo-admin", servertest.Options{})
 	created, errText, err := call(t, cs, "create_item", map[string]any{"name": "Kettle", "quantity": 1})
 	if err != nil || errText != "" {
 		t.Fatalf("create_item: %v %s", err, errText)
@@ -569,14 +569,14 @@ func TestProxyAuth(t *testing.T) {
 	upstream, _, seen := recordingCatalog(t)
 	url, _ := start(t, "-proxy-auth", proxy.URL, "-upstream", upstream.URL)
 
-	reader := servertest.ConnectHTTP(t, url, "proxy-reader", nil)
+	reader := servertest.ConnectHTTP(t, url, "proxy-reader", servertest.Options{})
 	if diff := cmp.Diff(viewerTools, servertest.ToolNames(t, reader)); diff != "" {
 		t.Errorf("proxy-reader sees (-want +got):\n%s", diff)
 	}
 	if _, errText, err := call(t, reader, "get_item", map[string]any{"id": "itm-1"}); err != nil || errText != "" {
 		t.Errorf("proxy-reader get_item: %v %s", err, errText)
 	}
-	admin := servertest.ConnectHTTP(t, url, "proxy-admin", nil)
+	admin := servertest.ConnectHTTP(t, url, "proxy-admin", servertest.Options{})
 	if diff := cmp.Diff(adminTools, servertest.ToolNames(t, admin)); diff != "" {
 		t.Errorf("proxy-admin sees (-want +got):\n%s", diff)
 	}
@@ -669,7 +669,7 @@ func TestConfirmDestructive(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": decision}}, nil
 		},
 	})
-	cs := servertest.ConnectHTTP(t, url, "demo-admin", &servertest.Options{Client: client})
+	cs := servertest.ConnectHTTP(t, url, "demo-admin", servertest.Options{Client: client})
 	if _, errText, err := call(t, cs, "delete_item", map[string]any{"id": "itm-1"}); err != nil || !strings.Contains(errText, "denied") {
 		t.Errorf("refused delete: %v %q", err, errText)
 	}
@@ -744,7 +744,7 @@ func TestHTTPCancellation(t *testing.T) {
 			progressed <- struct{}{}
 		},
 	})
-	cs := servertest.ConnectHTTP(t, url, "demo-viewer", &servertest.Options{Client: client})
+	cs := servertest.ConnectHTTP(t, url, "demo-viewer", servertest.Options{Client: client})
 	ctx, cancel := context.WithCancel(context.Background())
 	params := &mcp.CallToolParams{Name: "audit_catalog", Arguments: map[string]any{"delay_ms": 1000}}
 	params.SetProgressToken("c")

@@ -48,7 +48,7 @@ var svcCombos = []svcCombo{
 func (m svcCombo) connect(t *testing.T, args []string, upstream, token string, client *mcp.Client) (*mcp.ClientSession, *logBuffer) {
 	t.Helper()
 	args = append(slices.Clip(args), "-upstream", upstream)
-	opts := &servertest.Options{ProtocolVersion: m.version, Client: client}
+	opts := servertest.Options{ProtocolVersion: m.version, Client: client}
 	if m.http {
 		url, stderr := start(t, args...)
 		// Before the service stops: a connection the client dialed and
@@ -147,7 +147,7 @@ func TestMatrixAnonymous(t *testing.T) {
 	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(version, func(t *testing.T) {
-			opts := &servertest.Options{ProtocolVersion: version}
+			opts := servertest.Options{ProtocolVersion: version}
 			cs := servertest.ConnectHTTP(t, url, "", opts)
 			if diff := cmp.Diff(viewerTools, servertest.ToolNames(t, cs)); diff != "" {
 				t.Errorf("anonymous sees (-want +got):\n%s", diff)

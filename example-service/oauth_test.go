@@ -58,12 +58,12 @@ func TestOAuth(t *testing.T) {
 		user string
 		want []string
 	}{{"alice", viewerTools}, {"bob", editorTools}, {"carol", adminTools}} {
-		cs := servertest.ConnectHTTP(t, url, op.Token(t, tc.user), nil)
+		cs := servertest.ConnectHTTP(t, url, op.Token(t, tc.user), servertest.Options{})
 		if diff := cmp.Diff(tc.want, servertest.ToolNames(t, cs)); diff != "" {
 			t.Errorf("%s's tools (-want +got):\n%s", tc.user, diff)
 		}
 	}
-	cs := servertest.ConnectHTTP(t, url, op.Token(t, "carol"), nil)
+	cs := servertest.ConnectHTTP(t, url, op.Token(t, "carol"), servertest.Options{})
 	before := op.Requests("/oauth/token")
 	for range 3 {
 		out, errText, err := call(t, cs, "list_items", nil)
@@ -113,7 +113,7 @@ func TestOAuthIntrospection(t *testing.T) {
 	op, secret := startOIDC(t)
 	url, stderr := start(t, "-oidc-issuer", op.Issuer, "-audience", oauthAudience, "-roles-claim", "realm_access.roles",
 		"-public-url", oauthPublic, "-introspect", op.Issuer+"/oauth/introspect", "-introspect-client-id", "example-service", "-introspect-secret-file", secret)
-	cs := servertest.ConnectHTTP(t, url, op.Token(t, "olivia"), nil)
+	cs := servertest.ConnectHTTP(t, url, op.Token(t, "olivia"), servertest.Options{})
 	if diff := cmp.Diff(editorTools, servertest.ToolNames(t, cs)); diff != "" {
 		t.Errorf("olivia's tools (-want +got):\n%s", diff)
 	}

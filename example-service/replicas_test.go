@@ -151,8 +151,8 @@ func (rr *roundRobin) RoundTrip(req *http.Request) (*http.Response, error) {
 // asker is a 2026-07-28 client that can be asked (form elicitation) but
 // answers nothing by itself: a question comes back as an input_required
 // result, so the test chooses where the answer goes.
-func asker() *servertest.Options {
-	return &servertest.Options{Client: mcp.NewClient(&mcp.Implementation{Name: "asker", Version: "v0"}, &mcp.ClientOptions{
+func asker() servertest.Options {
+	return servertest.Options{Client: mcp.NewClient(&mcp.Implementation{Name: "asker", Version: "v0"}, &mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return nil, errors.New("not asked in process")
 		},
@@ -286,7 +286,7 @@ func TestReplicas(t *testing.T) {
 	})
 
 	t.Run("the rate limit holds across replicas", func(t *testing.T) {
-		cs := servertest.ConnectHTTP(t, f.lbURL, "t-rate", nil)
+		cs := servertest.ConnectHTTP(t, f.lbURL, "t-rate", servertest.Options{})
 		var ok, limited, other atomic.Int64
 		var wg sync.WaitGroup
 		start := time.Now()
@@ -365,7 +365,7 @@ func TestReplicas(t *testing.T) {
 	})
 
 	t.Run("a replica killed mid-run", func(t *testing.T) {
-		cs := servertest.ConnectHTTP(t, f.lbURL, "t-kill", nil)
+		cs := servertest.ConnectHTTP(t, f.lbURL, "t-kill", servertest.Options{})
 		for i := range 18 {
 			if i == 6 {
 				c.kill()
@@ -474,7 +474,7 @@ func BenchmarkReplicas(b *testing.B) {
 				rs = append(rs, startReplica(b, bin, []string{"TOOLROUTE_UPSTREAM=" + upstream.URL}))
 			}
 			_, lb := newRoundRobin(b, rs...)
-			cs := servertest.ConnectHTTP(b, lb, "demo-viewer", nil)
+			cs := servertest.ConnectHTTP(b, lb, "demo-viewer", servertest.Options{})
 			b.SetParallelism(4)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {

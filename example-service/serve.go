@@ -72,7 +72,7 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 		opts.Caller = &authz.Caller{Subject: "local", Roles: []string{cfg.callerRole}}
 	}
 	if cfg.rateLimit > 0 {
-		opts.Middleware = append(opts.Middleware, ratelimit.Middleware(sh.limiter(cfg.rateLimit), &ratelimit.Options{Logger: logger}))
+		opts.Middleware = append(opts.Middleware, ratelimit.Middleware(sh.limiter(cfg.rateLimit), ratelimit.Options{Logger: logger}))
 	}
 
 	var (

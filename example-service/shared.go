@@ -65,7 +65,7 @@ func redactedURL(u string) string {
 // -redis) keeps everything in this process.
 type shared struct {
 	rdb     *redis.Client
-	opts    *redisstore.Options
+	opts    redisstore.Options
 	cancels *redisstore.Cancellations // once cancellations was called
 }
 
@@ -77,7 +77,7 @@ func newShared(cfg config, logger *slog.Logger) (*shared, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-redis: %w", err)
 	}
-	return &shared{rdb: redis.NewClient(o), opts: &redisstore.Options{Prefix: redisPrefix, Logger: logger}}, nil
+	return &shared{rdb: redis.NewClient(o), opts: redisstore.Options{Prefix: redisPrefix, Logger: logger}}, nil
 }
 
 // service is Redis as a server.Service: the start fails, naming it, if

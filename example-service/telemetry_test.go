@@ -93,7 +93,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	metricsURL := metricsLine.FindStringSubmatch(stderr.String())[1]
 	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
-	cs := servertest.ConnectHTTP(t, url, "demo-viewer", nil)
+	cs := servertest.ConnectHTTP(t, url, "demo-viewer", servertest.Options{})
 	for _, id := range []string{"itm-1", "itm-2", "itm-3", "itm-404"} {
 		call(t, cs, "get_item", map[string]any{"id": id})
 	}
@@ -252,7 +252,7 @@ func TestOTLPTraces(t *testing.T) {
 	ctx, clientSpan := tp.Tracer("client").Start(context.Background(), "agent calls get_item")
 	meta := propagation.MapCarrier{}
 	propagation.TraceContext{}.Inject(ctx, meta)
-	cs := servertest.ConnectHTTP(t, url, "proxy-reader", nil)
+	cs := servertest.ConnectHTTP(t, url, "proxy-reader", servertest.Options{})
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": "itm-1"},
 		Meta: mcp.Meta{"traceparent": meta["traceparent"]}})
 	clientSpan.End()
@@ -341,7 +341,7 @@ func TestProxyTelemetry(t *testing.T) {
 	}
 	metricsURL := metricsLine.FindStringSubmatch(stderr.String())[1]
 	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
-	cs := servertest.ConnectHTTP(t, url, "proxy-reader", nil)
+	cs := servertest.ConnectHTTP(t, url, "proxy-reader", servertest.Options{})
 	for range 2 {
 		if _, errText, err := call(t, cs, "get_item", map[string]any{"id": "itm-1"}); err != nil || errText != "" {
 			t.Fatalf("get_item: %v %s", err, errText)

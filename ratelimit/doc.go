@@ -4,7 +4,7 @@
 //	lim := ratelimit.NewLimiter(ratelimit.PerSecond(10)) // per process
 //	opts := server.Options{
 //		Authorizer: a,
-//		Middleware: []mcp.Middleware{ratelimit.Middleware(lim, nil)},
+//		Middleware: []mcp.Middleware{ratelimit.Middleware(lim, ratelimit.Options{})},
 //	}
 //
 // A call over the limit is answered with a JSON-RPC error, code

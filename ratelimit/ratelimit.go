@@ -165,12 +165,9 @@ func CallerKey(ctx context.Context, _ *mcp.CallToolRequest) string {
 // Give it to server.Options.Middleware: it then runs after the caller is
 // resolved and the call authorized, so that only visible tools' calls
 // count, each against its own caller.
-func Middleware(l Limiter, opts *Options) mcp.Middleware {
+func Middleware(l Limiter, opts Options) mcp.Middleware {
 	if l == nil {
 		panic("ratelimit: Middleware: nil Limiter")
-	}
-	if opts == nil {
-		opts = &Options{}
 	}
 	key, logger := opts.Key, opts.Logger
 	if key == nil {

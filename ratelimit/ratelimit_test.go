@@ -60,9 +60,9 @@ func ping(cs *mcp.ClientSession) error {
 // the rate-limit JSON-RPC error (the tool does not run), tools/list is
 // not limited, and the bucket refills.
 func TestMiddleware(t *testing.T) {
-	s, runs := newServer(t, ratelimit.Middleware(ratelimit.NewLimiter(ratelimit.Limit{Rate: 1, Period: 200 * time.Millisecond, Burst: 3}), nil))
-	alice := servertest.Connect(t, s, &authz.Caller{Subject: "alice"}, nil)
-	bob := servertest.Connect(t, s, &authz.Caller{Subject: "bob"}, nil)
+	s, runs := newServer(t, ratelimit.Middleware(ratelimit.NewLimiter(ratelimit.Limit{Rate: 1, Period: 200 * time.Millisecond, Burst: 3}), ratelimit.Options{}))
+	alice := servertest.Connect(t, s, &authz.Caller{Subject: "alice"}, servertest.Options{})
+	bob := servertest.Connect(t, s, &authz.Caller{Subject: "bob"}, servertest.Options{})
 	for i := range 3 {
 		if err := ping(alice); err != nil {
 			t.Fatalf("alice's call %d: %v", i, err)
@@ -103,8 +103,8 @@ func (failing) Allow(context.Context, string) (ratelimit.Result, error) {
 // TestMiddlewareLimiterError: a limiter that cannot decide refuses the
 // call with an internal error; the tool does not run.
 func TestMiddlewareLimiterError(t *testing.T) {
-	s, runs := newServer(t, ratelimit.Middleware(failing{}, nil))
-	err := ping(servertest.Connect(t, s, &authz.Caller{Subject: "alice"}, nil))
+	s, runs := newServer(t, ratelimit.Middleware(failing{}, ratelimit.Options{}))
+	err := ping(servertest.Connect(t, s, &authz.Caller{Subject: "alice"}, servertest.Options{}))
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInternalError {
 		t.Errorf("call: %v, want an internal error", err)

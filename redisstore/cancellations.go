@@ -72,14 +72,14 @@ type cancellation struct {
 
 // NewCancellations returns a Cancellations on rdb, subscribed in the
 // background until Close. It panics if rdb is nil.
-func NewCancellations(rdb redis.UniversalClient, opts *Options) *Cancellations {
+func NewCancellations(rdb redis.UniversalClient, opts Options) *Cancellations {
 	if rdb == nil {
 		panic("redisstore: NewCancellations: nil client")
 	}
 	var tag [8]byte
 	rand.Read(tag[:])
 	logger := slog.Default()
-	if opts != nil && opts.Logger != nil {
+	if opts.Logger != nil {
 		logger = opts.Logger
 	}
 	ctx, cancel := context.WithCancel(context.Background())

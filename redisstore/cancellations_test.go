@@ -76,10 +76,10 @@ var (
 func TestCancellations(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv)
-	opts := &redisstore.Options{Prefix: "svc:"}
+	opts := redisstore.Options{Prefix: "svc:"}
 	a := redisstore.NewCancellations(client(t, srv), opts)
 	b := redisstore.NewCancellations(client(t, srv), opts)
-	other := redisstore.NewCancellations(client(t, srv), &redisstore.Options{Prefix: "other:"})
+	other := redisstore.NewCancellations(client(t, srv), redisstore.Options{Prefix: "other:"})
 	for _, c := range []*redisstore.Cancellations{a, b, other} {
 		t.Cleanup(func() { c.Close() })
 	}
@@ -137,7 +137,7 @@ func TestCancellations(t *testing.T) {
 func TestCancellationsOutage(t *testing.T) {
 	srv := redistest.Start(t)
 	var logs syncbuf.Buffer
-	opts := &redisstore.Options{Prefix: "svc:", Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	opts := redisstore.Options{Prefix: "svc:", Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	a := redisstore.NewCancellations(client(t, srv), opts)
 	b := redisstore.NewCancellations(client(t, srv), opts)
 	t.Cleanup(func() { a.Close(); b.Close() })

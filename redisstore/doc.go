@@ -8,14 +8,14 @@
 // ([Cancellations], a server.Cancellations, on pub/sub).
 //
 //	rdb := redis.NewClient(opts)                   // or redis.ParseURL
-//	stores := &redisstore.Options{Prefix: "catalog:"}
+//	stores := redisstore.Options{Prefix: "catalog:"}
 //	perms := permission.New(permission.Options{
 //		Key:     key,                              // permission.ReadKeyFile: one key for every replica
 //		Nonces:  redisstore.NewNonceStore(rdb, stores),
 //		Answers: redisstore.NewAnswerStore(rdb, stores),
 //		Principal: ...,
 //	})
-//	limit := ratelimit.Middleware(redisstore.NewLimiter(rdb, ratelimit.PerSecond(10), stores), nil)
+//	limit := ratelimit.Middleware(redisstore.NewLimiter(rdb, ratelimit.PerSecond(10), stores), ratelimit.Options{})
 //	cancels := redisstore.NewCancellations(rdb, stores) // Close it at shutdown
 //	httpOpts := server.HTTPOptions{Cancellations: cancels, ...}
 //

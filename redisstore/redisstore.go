@@ -14,6 +14,7 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/ratelimit"
 )
@@ -41,8 +42,8 @@ const DefaultAnswerTTL = 30 * 24 * time.Hour
 // keeps its nonce: the replicas' clocks may differ by up to this much.
 const NonceMargin = time.Minute
 
-func (o *Options) prefix() string {
-	if o == nil || o.Prefix == "" {
+func (o Options) prefix() string {
+	if o.Prefix == "" {
 		return "toolroute:"
 	}
 	return o.Prefix
@@ -57,7 +58,7 @@ type NonceStore struct {
 }
 
 // NewNonceStore returns a NonceStore on rdb. It panics if rdb is nil.
-func NewNonceStore(rdb redis.UniversalClient, opts *Options) *NonceStore {
+func NewNonceStore(rdb redis.UniversalClient, opts Options) *NonceStore {
 	if rdb == nil {
 		panic("redisstore: NewNonceStore: nil client")
 	}
@@ -93,12 +94,12 @@ type AnswerStore struct {
 }
 
 // NewAnswerStore returns an AnswerStore on rdb. It panics if rdb is nil.
-func NewAnswerStore(rdb redis.UniversalClient, opts *Options) *AnswerStore {
+func NewAnswerStore(rdb redis.UniversalClient, opts Options) *AnswerStore {
 	if rdb == nil {
 		panic("redisstore: NewAnswerStore: nil client")
 	}
 	ttl := DefaultAnswerTTL
-	if opts != nil && opts.AnswerTTL != 0 {
+	if opts.AnswerTTL != 0 {
 		ttl = opts.AnswerTTL
 	}
 	return &AnswerStore{rdb: rdb, prefix: opts.prefix() + "answers:", ttl: ttl}
@@ -121,14 +122,14 @@ func (s *AnswerStore) key(principal, tool, subject string) string {
 // Remember writes answers in one transaction (MULTI/EXEC): all or none.
 func (s *AnswerStore) Remember(ctx context.Context, answers []permission.Answer) error {
 	for _, a := range answers {
-		if a.Effect != permission.Allow && a.Effect != permission.Deny {
+		if a.Effect != authz.Allow && a.Effect != authz.Deny {
 			return fmt.Errorf("redisstore: answer with effect %v", a.Effect)
 		}
 	}
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for _, a := range answers {
 			k := s.key(a.Principal, a.Tool, a.Subject)
-			p.HSet(ctx, k, a.Capability, a.Effect.String())
+			p.HSet(ctx, k, a.Capability, string(a.Effect))
 			if s.ttl > 0 {
 				p.PExpire(ctx, k, s.ttl)
 			}
@@ -142,7 +143,7 @@ func (s *AnswerStore) Remember(ctx context.Context, answers []permission.Answer)
 }
 
 // Recall reads the answers about every subject in one round trip.
-func (s *AnswerStore) Recall(ctx context.Context, principal, tool string, subjects []string) ([]map[string]permission.Effect, error) {
+func (s *AnswerStore) Recall(ctx context.Context, principal, tool string, subjects []string) ([]map[string]authz.Effect, error) {
 	cmds := make([]*redis.MapStringStringCmd, len(subjects))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, sub := range subjects {
@@ -153,19 +154,19 @@ func (s *AnswerStore) Recall(ctx context.Context, principal, tool string, subjec
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: recalling answers: %w", err)
 	}
-	out := make([]map[string]permission.Effect, len(subjects))
+	out := make([]map[string]authz.Effect, len(subjects))
 	for i, c := range cmds {
 		h := c.Val()
 		if len(h) == 0 {
 			continue
 		}
-		out[i] = make(map[string]permission.Effect, len(h))
+		out[i] = make(map[string]authz.Effect, len(h))
 		for capability, v := range h {
 			switch v {
 			case "allow":
-				out[i][capability] = permission.Allow
+				out[i][capability] = authz.Allow
 			case "deny":
-				out[i][capability] = permission.Deny
+				out[i][capability] = authz.Deny
 			default:
 				return nil, fmt.Errorf("redisstore: answer %q for capability %q: want allow or deny", v, capability)
 			}
@@ -191,7 +192,7 @@ type Limiter struct {
 
 // NewLimiter returns a Limiter enforcing l on rdb. It panics if rdb is
 // nil or l is not valid (ratelimit.Limit.Check).
-func NewLimiter(rdb redis.UniversalClient, l ratelimit.Limit, opts *Options) *Limiter {
+func NewLimiter(rdb redis.UniversalClient, l ratelimit.Limit, opts Options) *Limiter {
 	if rdb == nil {
 		panic("redisstore: NewLimiter: nil client")
 	}
@@ -199,7 +200,7 @@ func NewLimiter(rdb redis.UniversalClient, l ratelimit.Limit, opts *Options) *Li
 		panic("redisstore: NewLimiter: " + err.Error())
 	}
 	logger := slog.Default()
-	if opts != nil && opts.Logger != nil {
+	if opts.Logger != nil {
 		logger = opts.Logger
 	}
 	return &Limiter{

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/internal/testing/redistest"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
@@ -37,8 +38,8 @@ func TestNonceStore(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv)
 	ctx := context.Background()
-	a := redisstore.NewNonceStore(rdb, &redisstore.Options{Prefix: "svc:"})
-	b := redisstore.NewNonceStore(client(t, srv), &redisstore.Options{Prefix: "svc:"})
+	a := redisstore.NewNonceStore(rdb, redisstore.Options{Prefix: "svc:"})
+	b := redisstore.NewNonceStore(client(t, srv), redisstore.Options{Prefix: "svc:"})
 	expiry := time.Now().Add(5 * time.Minute)
 	if err := a.Spend(ctx, "00ff", expiry); err != nil {
 		t.Fatal(err)
@@ -54,7 +55,7 @@ func TestNonceStore(t *testing.T) {
 		t.Errorf("PTTL = %v, want about %v", ttl, want)
 	}
 	// Another prefix is another guard.
-	other := redisstore.NewNonceStore(rdb, &redisstore.Options{Prefix: "other:"})
+	other := redisstore.NewNonceStore(rdb, redisstore.Options{Prefix: "other:"})
 	if err := other.Spend(ctx, "00ff", expiry); err != nil {
 		t.Errorf("spend under another prefix: %v", err)
 	}
@@ -74,13 +75,13 @@ func TestAnswerStore(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv)
 	ctx := context.Background()
-	s := redisstore.NewAnswerStore(rdb, &redisstore.Options{AnswerTTL: time.Hour})
+	s := redisstore.NewAnswerStore(rdb, redisstore.Options{AnswerTTL: time.Hour})
 	err := s.Remember(ctx, []permission.Answer{
-		{Principal: "alice", Tool: "delete_item", Subject: "item:1", Capability: "delete", Effect: permission.Allow},
-		{Principal: "alice", Tool: "delete_item", Subject: "item:1", Capability: "purge", Effect: permission.Deny},
-		{Principal: "alice", Tool: "delete_item", Subject: "item:2", Capability: "delete", Effect: permission.Deny},
+		{Principal: "alice", Tool: "delete_item", Subject: "item:1", Capability: "delete", Effect: authz.Allow},
+		{Principal: "alice", Tool: "delete_item", Subject: "item:1", Capability: "purge", Effect: authz.Deny},
+		{Principal: "alice", Tool: "delete_item", Subject: "item:2", Capability: "delete", Effect: authz.Deny},
 		// Fields that would run together if the key were a plain join.
-		{Principal: "alice:delete_item", Tool: "", Subject: "item:1", Capability: "delete", Effect: permission.Deny},
+		{Principal: "alice:delete_item", Tool: "", Subject: "item:1", Capability: "delete", Effect: authz.Deny},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -89,9 +90,9 @@ func TestAnswerStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []map[string]permission.Effect{
-		{"delete": permission.Allow, "purge": permission.Deny},
-		{"delete": permission.Deny},
+	want := []map[string]authz.Effect{
+		{"delete": authz.Allow, "purge": authz.Deny},
+		{"delete": authz.Deny},
 		nil,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -99,9 +100,9 @@ func TestAnswerStore(t *testing.T) {
 	}
 	// A later answer replaces an earlier one; a fresh store (another
 	// replica) sees it.
-	s.Remember(ctx, []permission.Answer{{Principal: "alice", Tool: "delete_item", Subject: "item:2", Capability: "delete", Effect: permission.Allow}})
-	got, _ = redisstore.NewAnswerStore(client(t, srv), nil).Recall(ctx, "alice", "delete_item", []string{"item:2"})
-	if diff := cmp.Diff([]map[string]permission.Effect{{"delete": permission.Allow}}, got); diff != "" {
+	s.Remember(ctx, []permission.Answer{{Principal: "alice", Tool: "delete_item", Subject: "item:2", Capability: "delete", Effect: authz.Allow}})
+	got, _ = redisstore.NewAnswerStore(client(t, srv), redisstore.Options{}).Recall(ctx, "alice", "delete_item", []string{"item:2"})
+	if diff := cmp.Diff([]map[string]authz.Effect{{"delete": authz.Allow}}, got); diff != "" {
 		t.Errorf("replaced answer (-want +got):\n%s", diff)
 	}
 	keys := rdb.Keys(ctx, "toolroute:answers:*").Val()
@@ -113,7 +114,7 @@ func TestAnswerStore(t *testing.T) {
 			t.Errorf("PTTL(%s) = %v, want about an hour", k, ttl)
 		}
 	}
-	if err := s.Remember(ctx, []permission.Answer{{Effect: 0}}); err == nil {
+	if err := s.Remember(ctx, []permission.Answer{{Effect: ""}}); err == nil {
 		t.Error("an answer without an effect was stored")
 	}
 	// Something else in the hash fails closed rather than being guessed.
@@ -134,7 +135,7 @@ func TestAnswerStore(t *testing.T) {
 }
 
 func want0() []permission.Answer {
-	return []permission.Answer{{Principal: "p", Tool: "t", Subject: "s", Capability: "c", Effect: permission.Allow}}
+	return []permission.Answer{{Principal: "p", Tool: "t", Subject: "s", Capability: "c", Effect: authz.Allow}}
 }
 
 // TestLimiterShared: two limiters (two replicas) on one Redis share a
@@ -144,8 +145,8 @@ func TestLimiterShared(t *testing.T) {
 	ctx := context.Background()
 	limit := ratelimit.Limit{Rate: 5, Period: time.Hour, Burst: 5} // no refill during the test
 	replicas := []*redisstore.Limiter{
-		redisstore.NewLimiter(client(t, srv), limit, nil),
-		redisstore.NewLimiter(client(t, srv), limit, nil),
+		redisstore.NewLimiter(client(t, srv), limit, redisstore.Options{}),
+		redisstore.NewLimiter(client(t, srv), limit, redisstore.Options{}),
 	}
 	allowed := 0
 	for i := range 10 {
@@ -174,7 +175,7 @@ func TestLimiterFallback(t *testing.T) {
 	ctx := context.Background()
 	var log syncbuf.Buffer
 	limit := ratelimit.Limit{Rate: 2, Period: time.Hour, Burst: 2}
-	l := redisstore.NewLimiter(client(t, srv), limit, &redisstore.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	l := redisstore.NewLimiter(client(t, srv), limit, redisstore.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	count := func(key string, n int) int {
 		allowed := 0
 		for range n {
@@ -215,10 +216,12 @@ func TestLimiterFallback(t *testing.T) {
 
 func TestConstructorsPanic(t *testing.T) {
 	for name, f := range map[string]func(){
-		"NewNonceStore":  func() { redisstore.NewNonceStore(nil, nil) },
-		"NewAnswerStore": func() { redisstore.NewAnswerStore(nil, nil) },
-		"NewLimiter":     func() { redisstore.NewLimiter(nil, ratelimit.PerSecond(1), nil) },
-		"NewLimiter bad": func() { redisstore.NewLimiter(redis.NewClient(&redis.Options{}), ratelimit.Limit{}, nil) },
+		"NewNonceStore":  func() { redisstore.NewNonceStore(nil, redisstore.Options{}) },
+		"NewAnswerStore": func() { redisstore.NewAnswerStore(nil, redisstore.Options{}) },
+		"NewLimiter":     func() { redisstore.NewLimiter(nil, ratelimit.PerSecond(1), redisstore.Options{}) },
+		"NewLimiter bad": func() {
+			redisstore.NewLimiter(redis.NewClient(&redis.Options{}), ratelimit.Limit{}, redisstore.Options{})
+		},
 	} {
 		func() {
 			defer func() {
@@ -235,7 +238,7 @@ func TestConstructorsPanic(t *testing.T) {
 // local Redis, and reports its 99th percentile in µs.
 func BenchmarkSpend(b *testing.B) {
 	srv := redistest.Start(b)
-	s := redisstore.NewNonceStore(client(b, srv), nil)
+	s := redisstore.NewNonceStore(client(b, srv), redisstore.Options{})
 	ctx := context.Background()
 	expiry := time.Now().Add(time.Minute)
 	var lat []time.Duration

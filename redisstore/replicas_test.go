@@ -66,8 +66,8 @@ func TestAlwaysOnEveryReplica(t *testing.T) {
 		rdb := client(t, srv)
 		s := replicaServer(t, permission.Options{
 			Key:     key,
-			Nonces:  redisstore.NewNonceStore(rdb, nil),
-			Answers: redisstore.NewAnswerStore(rdb, nil),
+			Nonces:  redisstore.NewNonceStore(rdb, redisstore.Options{}),
+			Answers: redisstore.NewAnswerStore(rdb, redisstore.Options{}),
 		})
 		st, ct := mcp.NewInMemoryTransports()
 		ss, err := s.Connect(t.Context(), st, nil)

@@ -55,8 +55,8 @@ func BenchmarkCallHTTP(b *testing.B) {
 		defer raw.Close()
 		tr := httptest.NewServer(toolrouteHandler(b))
 		defer tr.Close()
-		rawCS := servertest.ConnectHTTP(b, raw.URL+"/mcp", "bench-token", nil)
-		trCS := servertest.ConnectHTTP(b, tr.URL+"/mcp", "bench-token", nil)
+		rawCS := servertest.ConnectHTTP(b, raw.URL+"/mcp", "bench-token", servertest.Options{})
+		trCS := servertest.ConnectHTTP(b, tr.URL+"/mcp", "bench-token", servertest.Options{})
 		pairedCalls(b, rawCS, trCS, args)
 	})
 }
@@ -117,7 +117,7 @@ func toolrouteHandler(b *testing.B) http.Handler {
 func runCalls(b *testing.B, h http.Handler, token string, args map[string]any) {
 	ts := httptest.NewServer(h)
 	defer ts.Close()
-	loopCalls(b, servertest.ConnectHTTP(b, ts.URL+"/mcp", token, nil), args)
+	loopCalls(b, servertest.ConnectHTTP(b, ts.URL+"/mcp", token, servertest.Options{}), args)
 }
 
 // BenchmarkCallInMemory compares one typed tools/call over in-memory

@@ -90,7 +90,7 @@ func TestCallPathOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := servertest.Connect(t, s, &authz.Caller{Subject: "alice", Roles: []string{"admin"}}, nil)
+	cs := servertest.Connect(t, s, &authz.Caller{Subject: "alice", Roles: []string{"admin"}}, servertest.Options{})
 
 	// A mapped tool: authz before the hook, the hook before the handler,
 	// and the hook already sees the caller, the deadline and the call.
@@ -204,7 +204,7 @@ func TestUpstreamErrorsShownFixed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := servertest.Connect(t, s, &authz.Caller{Subject: "alice"}, nil)
+	cs := servertest.Connect(t, s, &authz.Caller{Subject: "alice"}, servertest.Options{})
 	for name, want := range map[string]string{"denied": "not authorized (insufficient_scope)", "down": "upstream request failed"} {
 		res := call(t, cs, name, nil)
 		if !res.IsError || text(res) != want {

@@ -68,7 +68,7 @@ func TestFxHTTP(t *testing.T) {
 		t.Errorf("/readyz after start = %d, want 200", got)
 	}
 
-	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
+	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, servertest.Options{})
 	if diff := cmp.Diff([]string{"boom", "echo", "fail", "get_thing", "plus", "wait", "whoami"}, servertest.ToolNames(t, cs)); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
@@ -172,7 +172,7 @@ func TestFxGracefulShutdown(t *testing.T) {
 		fx.Populate(&hs),
 	)
 	app.RequireStart()
-	stopWithCallInFlight(t, hs, d, servertest.ConnectHTTP(t, hs.URL(), secretToken, nil), func() error { return app.Stop(context.Background()) })
+	stopWithCallInFlight(t, hs, d, servertest.ConnectHTTP(t, hs.URL(), secretToken, servertest.Options{}), func() error { return app.Stop(context.Background()) })
 }
 
 // TestFxShutdownTimeout: calls still running after ShutdownTimeout are
@@ -188,7 +188,7 @@ func TestFxShutdownTimeout(t *testing.T) {
 		fx.Populate(&hs),
 	)
 	app.RequireStart()
-	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
+	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, servertest.Options{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -131,7 +131,7 @@ func TestHTTPCallerReachesHandler(t *testing.T) {
 			sink, logger := newLogSink()
 			s := newTestServer(t, server.Options{Logger: logger, Caller: &authz.Caller{Subject: "never-used-over-http"}}, newDeps("a"))
 			hs := startHTTP(t, s, server.HTTPOptions{Logger: logger})
-			opts := &servertest.Options{ProtocolVersion: version}
+			opts := servertest.Options{ProtocolVersion: version}
 
 			admin := servertest.ConnectHTTP(t, hs.URL(), secretToken, opts)
 			got := structured[whoamiOut](t, call(t, admin, "whoami", nil))
@@ -174,13 +174,13 @@ func TestHTTPCallerReachesHandler(t *testing.T) {
 func TestHTTPAnonymous(t *testing.T) {
 	s := newTestServer(t, server.Options{}, newDeps("a"))
 	hs := startHTTP(t, s, server.HTTPOptions{Anonymous: &authz.Caller{Subject: "anonymous", Roles: []string{"viewer"}}})
-	cs := servertest.ConnectHTTP(t, hs.URL(), "", nil)
+	cs := servertest.ConnectHTTP(t, hs.URL(), "", servertest.Options{})
 	got := structured[whoamiOut](t, call(t, cs, "whoami", nil))
 	if diff := cmp.Diff(whoamiOut{Subject: "anonymous", Roles: []string{"viewer"}, Server: "a"}, got); diff != "" {
 		t.Errorf("anonymous whoami (-want +got):\n%s", diff)
 	}
 	// A token still counts, and a bad one is still refused.
-	admin := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
+	admin := servertest.ConnectHTTP(t, hs.URL(), secretToken, servertest.Options{})
 	if got := structured[whoamiOut](t, call(t, admin, "whoami", nil)).Subject; got != "alice" {
 		t.Errorf("subject with a token = %q", got)
 	}
@@ -267,7 +267,7 @@ func TestHTTPHealth(t *testing.T) {
 func TestHTTPStateful(t *testing.T) {
 	s := newTestServer(t, server.Options{}, newDeps("a"))
 	hs := startHTTP(t, s, server.HTTPOptions{Stateful: true})
-	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, &servertest.Options{ProtocolVersion: "2025-11-25"})
+	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, servertest.Options{ProtocolVersion: "2025-11-25"})
 	if cs.ID() == "" {
 		t.Error("stateful session has no id")
 	}
@@ -325,7 +325,7 @@ func TestHTTPReplicas(t *testing.T) {
 
 	for _, version := range []string{"", "2025-11-25"} {
 		t.Run("version="+version, func(t *testing.T) {
-			cs := servertest.ConnectHTTP(t, proxy.URL+"/mcp", secretToken, &servertest.Options{ProtocolVersion: version})
+			cs := servertest.ConnectHTTP(t, proxy.URL+"/mcp", secretToken, servertest.Options{ProtocolVersion: version})
 			servedBy := map[string]int{}
 			for i := range 10 {
 				if names := servertest.ToolNames(t, cs); len(names) != 6 {
@@ -354,7 +354,7 @@ func TestHTTPReplicas(t *testing.T) {
 func TestHTTPShutdownWaitsForCalls(t *testing.T) {
 	d := newDeps("a")
 	hs := startHTTP(t, newTestServer(t, server.Options{}, d), server.HTTPOptions{})
-	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
+	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, servertest.Options{})
 	stopWithCallInFlight(t, hs, d, cs, func() error { return hs.Shutdown(context.Background()) })
 	if _, err := http.Get("http://" + hs.Addr() + "/healthz"); err == nil {
 		t.Error("the server still accepts connections after Shutdown")
@@ -413,7 +413,7 @@ func TestHTTPShutdownStateful(t *testing.T) {
 func TestHTTPShutdownCancelsCalls(t *testing.T) {
 	d := newDeps("a")
 	hs := startHTTP(t, newTestServer(t, server.Options{}, d), server.HTTPOptions{})
-	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, nil)
+	cs := servertest.ConnectHTTP(t, hs.URL(), secretToken, servertest.Options{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

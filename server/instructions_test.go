@@ -68,7 +68,7 @@ func TestInstructions(t *testing.T) {
 			opts.Authorizer = adminOnly{}
 			s := newTestServer(t, opts, newDeps("a"))
 			for _, version := range []string{"", "2025-11-25"} {
-				cs := servertest.Connect(t, s, &authz.Caller{Subject: "v"}, &servertest.Options{ProtocolVersion: version})
+				cs := servertest.Connect(t, s, &authz.Caller{Subject: "v"}, servertest.Options{ProtocolVersion: version})
 				if got := cs.InitializeResult().Instructions; got != tt.advertised {
 					t.Errorf("version %q: advertised instructions:\n%q\nwant\n%q", version, got, tt.advertised)
 				}

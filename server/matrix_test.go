@@ -61,7 +61,7 @@ var mCombos = []mCombo{
 // client reads ("read: JSON" lines).
 func (m mCombo) connect(t *testing.T, s *mcp.Server, c *mcp.Client, token string, wire io.Writer) *mcp.ClientSession {
 	t.Helper()
-	opts := &servertest.Options{ProtocolVersion: m.version, Client: c}
+	opts := servertest.Options{ProtocolVersion: m.version, Client: c}
 	caller := testTokens[token]
 	caller.Bearer = token
 	var url string
@@ -616,7 +616,7 @@ func TestMatrixAnonymous(t *testing.T) {
 			s := newTestServer(t, server.Options{}, newDeps("a"))
 			hs := startHTTP(t, s, server.HTTPOptions{Anonymous: &authz.Caller{Subject: "anonymous", Roles: []string{"viewer"}}})
 			t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
-			opts := &servertest.Options{ProtocolVersion: version}
+			opts := servertest.Options{ProtocolVersion: version}
 			anon := servertest.ConnectHTTP(t, hs.URL(), "", opts)
 			got := structured[whoamiOut](t, call(t, anon, "whoami", nil))
 			if diff := cmp.Diff(whoamiOut{Subject: "anonymous", Roles: []string{"viewer"}, Server: "a"}, got); diff != "" {

@@ -43,7 +43,7 @@ func TestObservers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := servertest.Connect(t, s, &authz.Caller{Subject: "bob", Roles: []string{"user"}}, nil)
+	cs := servertest.Connect(t, s, &authz.Caller{Subject: "bob", Roles: []string{"user"}}, servertest.Options{})
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_thing", Arguments: map[string]any{"id": "x"}}); err == nil {
 		t.Fatal("a hidden tool was called")
 	}
@@ -77,7 +77,7 @@ func TestObserverPanicRecovered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := servertest.Connect(t, s, nil, nil)
+	cs := servertest.Connect(t, s, nil, servertest.Options{})
 	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
 	if err == nil || !strings.Contains(err.Error(), "internal error") {
 		t.Fatalf("call through a panicking observer: err = %v, want an internal error", err)

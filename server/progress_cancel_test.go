@@ -152,7 +152,7 @@ type transport struct {
 
 var (
 	inMemory = transport{"in-memory", func(t *testing.T, s *mcp.Server, c *mcp.Client, version string) *mcp.ClientSession {
-		return servertest.Connect(t, s, nil, &servertest.Options{ProtocolVersion: version, Client: c})
+		return servertest.Connect(t, s, nil, servertest.Options{ProtocolVersion: version, Client: c})
 	}}
 	stdio = transport{"stdio", func(t *testing.T, s *mcp.Server, c *mcp.Client, version string) *mcp.ClientSession {
 		return connectStdio(t, s, c, version)
@@ -173,7 +173,7 @@ func connectHTTP(t *testing.T, s *mcp.Server, c *mcp.Client, version string, opt
 	// requests and never used would hold Shutdown for 5 s (net/http
 	// treats a new connection as active that long).
 	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
-	return servertest.ConnectHTTP(t, hs.URL(), secretToken, &servertest.Options{ProtocolVersion: version, Client: c})
+	return servertest.ConnectHTTP(t, hs.URL(), secretToken, servertest.Options{ProtocolVersion: version, Client: c})
 }
 
 // connectStdio serves s with StdioServer.Serve over pipes until the test ends.

@@ -59,7 +59,7 @@ func TestServerLogCarriesNoBearer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := servertest.Connect(t, s, &authz.Caller{Subject: "alice", Bearer: secret}, nil)
+	cs := servertest.Connect(t, s, &authz.Caller{Subject: "alice", Bearer: secret}, servertest.Options{})
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo_header", Arguments: map[string]any{}}); err != nil {
 		t.Fatal(err)
 	}

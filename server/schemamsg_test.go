@@ -43,7 +43,7 @@ func TestPlainSchemaMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := servertest.Connect(t, s, &authz.Caller{Subject: "local"}, nil)
+	cs := servertest.Connect(t, s, &authz.Caller{Subject: "local"}, servertest.Options{})
 	for _, tt := range []struct{ args, want string }{
 		{`{"count": null, "name": "x"}`, `argument "count": null is not allowed (want integer)`},
 		{`{"count": 1, "name": null}`, `argument "name": null is not allowed (want string)`},

@@ -42,7 +42,7 @@ func TestSeveralRegistriesShareAServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := servertest.Connect(t, s, nil, nil)
+	cs := servertest.Connect(t, s, nil, servertest.Options{})
 	want := []string{"boom", "echo", "fail", "get_thing", "shout", "wait", "whoami"}
 	if diff := cmp.Diff(want, servertest.ToolNames(t, cs)); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
@@ -71,7 +71,7 @@ func TestCallerInMemory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cs := servertest.Connect(t, s, tt.caller, nil)
+			cs := servertest.Connect(t, s, tt.caller, servertest.Options{})
 			got := structured[whoamiOut](t, call(t, cs, "whoami", nil))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("whoami (-want +got):\n%s", diff)
@@ -87,7 +87,7 @@ func TestNoCallerFailsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := servertest.Connect(t, s, nil, nil)
+	cs := servertest.Connect(t, s, nil, servertest.Options{})
 	if _, err := cs.ListTools(context.Background(), nil); err == nil {
 		t.Error("tools/list without a caller succeeded")
 	}
@@ -101,8 +101,8 @@ func TestVisibility(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	viewer := servertest.Connect(t, s, &authz.Caller{Subject: "v", Roles: []string{"viewer"}}, nil)
-	admin := servertest.Connect(t, s, &authz.Caller{Subject: "a", Roles: []string{"admin"}}, nil)
+	viewer := servertest.Connect(t, s, &authz.Caller{Subject: "v", Roles: []string{"viewer"}}, servertest.Options{})
+	admin := servertest.Connect(t, s, &authz.Caller{Subject: "a", Roles: []string{"admin"}}, servertest.Options{})
 	if diff := cmp.Diff([]string{"boom", "echo", "fail", "wait", "whoami"}, servertest.ToolNames(t, viewer)); diff != "" {
 		t.Errorf("viewer's tools (-want +got):\n%s", diff)
 	}
@@ -133,7 +133,7 @@ func TestCallLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := servertest.Connect(t, s, caller, nil)
+	cs := servertest.Connect(t, s, caller, servertest.Options{})
 	tests := []struct {
 		tool    string
 		args    any
@@ -194,7 +194,7 @@ func TestCallDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := servertest.Connect(t, s, nil, nil)
+	cs := servertest.Connect(t, s, nil, servertest.Options{})
 	res := call(t, cs, "wait", nil)
 	if !res.IsError {
 		t.Errorf("wait past its deadline: want an isError result, got %v", text(res))
@@ -231,7 +231,7 @@ func TestMiddlewareOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := servertest.Connect(t, s, &authz.Caller{Subject: "v"}, nil)
+	cs := servertest.Connect(t, s, &authz.Caller{Subject: "v"}, servertest.Options{})
 	call(t, cs, "echo", map[string]any{"text": "x"})
 	cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_thing", Arguments: map[string]any{"id": "1"}})
 	mu.Lock()
@@ -259,7 +259,7 @@ func TestMiddlewarePanic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := servertest.Connect(t, s, nil, nil)
+	cs := servertest.Connect(t, s, nil, servertest.Options{})
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err == nil {
 		t.Error("call through a panicking middleware succeeded")
 	}
@@ -282,7 +282,7 @@ func TestOldProtocolInMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := servertest.Connect(t, s, nil, &servertest.Options{ProtocolVersion: "2025-11-25"})
+	cs := servertest.Connect(t, s, nil, servertest.Options{ProtocolVersion: "2025-11-25"})
 	if got := structured[whoamiOut](t, call(t, cs, "whoami", nil)).Subject; got != "old" {
 		t.Errorf("subject = %q", got)
 	}

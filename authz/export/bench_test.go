@@ -45,8 +45,8 @@ func bigSource() (registry.RouteTable, []authz.RolePolicy) {
 		}
 		rp := authz.RolePolicyFor(fmt.Sprintf("role%02d", r), routes)
 		rp.AccessPolicies = append(rp.AccessPolicies,
-			authz.AccessPolicy{Path: fmt.Sprintf("/res%d", r), Methods: []string{"GET"}, Effect: authz.EffectAllow},
-			authz.AccessPolicy{Path: fmt.Sprintf("^/svc%d/", r%10), Methods: []string{"DELETE"}, Effect: authz.EffectDeny})
+			authz.AccessPolicy{Path: fmt.Sprintf("/res%d", r), Methods: []string{"GET"}, Effect: authz.Allow},
+			authz.AccessPolicy{Path: fmt.Sprintf("^/svc%d/", r%10), Methods: []string{"DELETE"}, Effect: authz.Deny})
 		roles = append(roles, rp)
 	}
 	return table, roles

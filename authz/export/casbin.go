@@ -42,7 +42,7 @@ func (e *Exporter) Casbin(w io.Writer) error {
 				return fmt.Errorf("export: casbin: role %q: path %q: a line break cannot be carried by Casbin's policy text", rp.Role, ap.Path)
 			}
 			for _, m := range ap.Methods {
-				if err := cw.Write([]string{"p", rp.Role, ap.Path, m, ap.Effect}); err != nil {
+				if err := cw.Write([]string{"p", rp.Role, ap.Path, m, string(ap.Effect)}); err != nil {
 					return fmt.Errorf("export: casbin: %w", err)
 				}
 			}

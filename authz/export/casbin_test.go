@@ -91,7 +91,7 @@ func TestCasbinDifferential(t *testing.T) {
 // than write a policy Casbin would read otherwise.
 func TestCasbinRefusesLineBreaks(t *testing.T) {
 	e := newExporter(t, registry.RouteTable{}, []authz.RolePolicy{{Role: "r", AccessPolicies: []authz.AccessPolicy{
-		{Path: "^/a\n|^/b$", Methods: []string{"GET"}, Effect: authz.EffectAllow}}}})
+		{Path: "^/a\n|^/b$", Methods: []string{"GET"}, Effect: authz.Allow}}}})
 	err := e.Casbin(new(bytes.Buffer))
 	if err == nil || !strings.Contains(err.Error(), "line break") {
 		t.Errorf("Casbin: %v, want a refusal naming the line break", err)

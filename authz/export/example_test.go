@@ -18,8 +18,8 @@ func Example() {
 		{Name: "delete_item", ServiceKey: "catalog", Routes: []tool.Route{{URI: "/catalog/api/v1/items/{id}", Method: "DELETE"}}},
 	}}
 	e, err := export.New(table, []authz.RolePolicy{
-		{Role: "viewer", AccessPolicies: []authz.AccessPolicy{{Path: "^/catalog/api/v1/items/[^/]+$", Methods: []string{"GET"}, Effect: authz.EffectAllow}}},
-		{Role: "admin", AccessPolicies: []authz.AccessPolicy{{Path: "^/catalog/", Methods: []string{"GET", "DELETE"}, Effect: authz.EffectAllow}}},
+		{Role: "viewer", AccessPolicies: []authz.AccessPolicy{{Path: "^/catalog/api/v1/items/[^/]+$", Methods: []string{"GET"}, Effect: authz.Allow}}},
+		{Role: "admin", AccessPolicies: []authz.AccessPolicy{{Path: "^/catalog/", Methods: []string{"GET", "DELETE"}, Effect: authz.Allow}}},
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -147,7 +147,7 @@ func (f *fixture) allows(roles []string, method, path string) bool {
 // client of the real server.
 func (f *fixture) visible(t *testing.T, roles []string) []string {
 	t.Helper()
-	cs := servertest.Connect(t, f.server, &authz.Caller{Subject: "probe", Roles: roles}, nil)
+	cs := servertest.Connect(t, f.server, &authz.Caller{Subject: "probe", Roles: roles}, servertest.Options{})
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatalf("%s: tools/list as %q: %v", f.name, roles, err)

@@ -328,7 +328,7 @@ func TestIstioRefusals(t *testing.T) {
 		return registry.RouteTable{Tools: []registry.RouteTableEntry{{Name: "t", ServiceKey: "s", Routes: []tool.Route{{URI: uri, Method: "GET"}}}}}
 	}
 	allowAll := func(role string) []authz.RolePolicy {
-		return []authz.RolePolicy{{Role: role, AccessPolicies: []authz.AccessPolicy{{Path: ".", Methods: []string{"GET"}, Effect: authz.EffectAllow}}}}
+		return []authz.RolePolicy{{Role: role, AccessPolicies: []authz.AccessPolicy{{Path: ".", Methods: []string{"GET"}, Effect: authz.Allow}}}}
 	}
 	for name, c := range map[string]struct {
 		e    *export.Exporter

@@ -47,8 +47,8 @@ func BenchmarkCallHTTP(b *testing.B) {
 	v := newJWTVerifier(b, op, oauth.JWTOptions{})
 	jwtURL := mcpServer(b, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{})
 	staticURL := mcpServer(b, server.StaticTokens(map[string]authz.Caller{"static-token": {Subject: "carol", Roles: []string{"admin"}}}), "http://127.0.0.1:1", nil, server.HTTPOptions{})
-	jwtCS := servertest.ConnectHTTP(b, jwtURL, op.Token(b, "carol"), nil)
-	staticCS := servertest.ConnectHTTP(b, staticURL, "static-token", nil)
+	jwtCS := servertest.ConnectHTTP(b, jwtURL, op.Token(b, "carol"), servertest.Options{})
+	staticCS := servertest.ConnectHTTP(b, staticURL, "static-token", servertest.Options{})
 	params := &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}}
 	benchtools.Paired(b, "call", "static", benchtools.TimedCall(b, staticCS, params), "jwt", benchtools.TimedCall(b, jwtCS, params))
 }

@@ -227,14 +227,14 @@ func mcpServer(t testing.TB, verify server.TokenVerifier, upstreamURL string, ba
 // toolNames lists the tools a client with token sees.
 func toolNames(t *testing.T, url, token string) []string {
 	t.Helper()
-	return servertest.ToolNames(t, servertest.ConnectHTTP(t, url, token, nil))
+	return servertest.ToolNames(t, servertest.ConnectHTTP(t, url, token, servertest.Options{}))
 }
 
 // callTool calls name with args as the client with token and decodes its
 // structured result into out.
 func callTool(t *testing.T, url, token, name string, args map[string]any, out any) *mcp.CallToolResult {
 	t.Helper()
-	cs := servertest.ConnectHTTP(t, url, token, nil)
+	cs := servertest.ConnectHTTP(t, url, token, servertest.Options{})
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("tools/call %s: %v", name, err)

@@ -3,16 +3,18 @@ package permission
 import (
 	"context"
 	"sync"
+
+	"github.com/toolroute/toolroute/authz"
 )
 
-// Answer is a remembered "always" answer: Effect for Capability on
+// Answer is a remembered "always" answer: authz.Effect for Capability on
 // Subject, when Principal calls Tool.
 type Answer struct {
 	Principal  string
 	Tool       string
 	Subject    string
 	Capability string
-	Effect     Effect
+	Effect     authz.Effect
 }
 
 // An AnswerStore keeps the rules made from "allow always" and "deny
@@ -30,9 +32,9 @@ type AnswerStore interface {
 	// principal, tool, subject and capability.
 	Remember(ctx context.Context, answers []Answer) error
 	// Recall returns the answers remembered for principal calling tool on
-	// each of subjects: out[i] maps a capability to its Effect on
+	// each of subjects: out[i] maps a capability to its authz.Effect on
 	// subjects[i] (nil or empty when none is remembered).
-	Recall(ctx context.Context, principal, tool string, subjects []string) ([]map[string]Effect, error)
+	Recall(ctx context.Context, principal, tool string, subjects []string) ([]map[string]authz.Effect, error)
 }
 
 // NewAnswerStore returns an in-memory AnswerStore holding at most max
@@ -42,7 +44,7 @@ func NewAnswerStore(max int) AnswerStore {
 	if max == 0 {
 		max = 10_000
 	}
-	return &memoryAnswers{max: max, rules: map[answerOf]map[string]Effect{}}
+	return &memoryAnswers{max: max, rules: map[answerOf]map[string]authz.Effect{}}
 }
 
 // answerOf is what an answer is about, but for its capability.
@@ -60,7 +62,7 @@ type memoryAnswers struct {
 	mu    sync.Mutex
 	max   int
 	n     int
-	rules map[answerOf]map[string]Effect
+	rules map[answerOf]map[string]authz.Effect
 	order []answerKey // oldest first
 }
 
@@ -85,7 +87,7 @@ func (m *memoryAnswers) Remember(_ context.Context, answers []Answer) error {
 		}
 		caps := m.rules[k.of]
 		if caps == nil {
-			caps = map[string]Effect{}
+			caps = map[string]authz.Effect{}
 			m.rules[k.of] = caps
 		}
 		caps[k.capability] = a.Effect
@@ -105,16 +107,16 @@ func (m *memoryAnswers) forget(k answerKey) {
 	m.n--
 }
 
-func (m *memoryAnswers) Recall(_ context.Context, principal, tool string, subjects []string) ([]map[string]Effect, error) {
+func (m *memoryAnswers) Recall(_ context.Context, principal, tool string, subjects []string) ([]map[string]authz.Effect, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]map[string]Effect, len(subjects))
+	out := make([]map[string]authz.Effect, len(subjects))
 	if m.n == 0 {
 		return out, nil
 	}
 	for i, s := range subjects {
 		if caps := m.rules[answerOf{principal, tool, s}]; len(caps) > 0 {
-			out[i] = make(map[string]Effect, len(caps))
+			out[i] = make(map[string]authz.Effect, len(caps))
 			for c, e := range caps {
 				out[i][c] = e
 			}
@@ -132,21 +134,21 @@ func (m *memoryAnswers) len() int {
 // decideRemembered returns the decision of remembered (one subject's
 // answers, capability → effect) on capability want, or 0. A remembered
 // deny of anything want implies wins over a remembered allow.
-func decideRemembered(c *closures, remembered map[string]Effect, want string) Effect {
+func decideRemembered(c *closures, remembered map[string]authz.Effect, want string) authz.Effect {
 	if len(remembered) == 0 {
-		return 0
+		return ""
 	}
 	for _, d := range c.closure(want) {
-		if remembered[d] == Deny {
-			return Deny
+		if remembered[d] == authz.Deny {
+			return authz.Deny
 		}
 	}
 	for _, a := range c.impliedBy(want) {
-		if remembered[a] == Allow {
-			return Allow
+		if remembered[a] == authz.Allow {
+			return authz.Allow
 		}
 	}
-	return 0
+	return ""
 }
 
 // StoreError is the error of a call whose permissions could not be

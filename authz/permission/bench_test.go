@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/permission"
 )
 
@@ -15,8 +16,8 @@ func BenchmarkRequireByRule(b *testing.B) {
 	c := permission.New(permission.Options{
 		Implies: map[string][]string{"admin": {"write"}, "write": {"read"}},
 		Rules: []permission.Rule{
-			{Effect: permission.Deny, Subject: "item:secret*"},
-			{Effect: permission.Allow, Principal: "alice", Subject: "item:*", Capability: "admin"},
+			{Effect: authz.Deny, Subject: "item:secret*"},
+			{Effect: authz.Allow, Principal: "alice", Subject: "item:*", Capability: "admin"},
 		},
 		Principal: func(context.Context, *mcp.CallToolRequest) string { return "alice" },
 	})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/registry"
@@ -54,7 +55,7 @@ func Example() {
 	})
 	deps := &Deps{
 		Perms: permission.New(permission.Options{
-			Rules: []permission.Rule{{Effect: permission.Deny, Subject: "item:protected"}},
+			Rules: []permission.Rule{{Effect: authz.Deny, Subject: "item:protected"}},
 		}),
 		Items: map[string]string{"42": "a chair", "protected": "the crown jewels"},
 	}

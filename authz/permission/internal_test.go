@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolroute/toolroute/authz"
 )
 
 func TestClosure(t *testing.T) {
@@ -82,7 +83,7 @@ func TestMemoryAnswersBounded(t *testing.T) {
 	c := newClosures(map[string][]string{"write": {"read"}})
 	ctx := context.Background()
 	m := NewAnswerStore(2).(*memoryAnswers)
-	decide := func(principal, subject, want string) Effect {
+	decide := func(principal, subject, want string) authz.Effect {
 		t.Helper()
 		got, err := m.Recall(ctx, principal, "t", []string{subject})
 		if err != nil || len(got) != 1 {
@@ -90,32 +91,32 @@ func TestMemoryAnswersBounded(t *testing.T) {
 		}
 		return decideRemembered(c, got[0], want)
 	}
-	m.Remember(ctx, []Answer{{"p", "t", "s1", "write", Allow}, {"p", "t", "s2", "read", Deny}})
-	if got := decide("p", "s1", "read"); got != Allow {
+	m.Remember(ctx, []Answer{{"p", "t", "s1", "write", authz.Allow}, {"p", "t", "s2", "read", authz.Deny}})
+	if got := decide("p", "s1", "read"); got != authz.Allow {
 		t.Errorf("allow write decides read: got %v, want allow", got)
 	}
-	if got := decide("p", "s2", "write"); got != Deny {
+	if got := decide("p", "s2", "write"); got != authz.Deny {
 		t.Errorf("deny read decides write: got %v, want deny", got)
 	}
-	if got := decide("q", "s1", "read"); got != 0 {
+	if got := decide("q", "s1", "read"); got != "" {
 		t.Errorf("another principal: got %v, want undecided", got)
 	}
-	m.Remember(ctx, []Answer{{"p", "t", "s2", "read", Allow}}) // replaces, forgets nothing
-	if got := decide("p", "s2", "read"); got != Allow || m.len() != 2 {
+	m.Remember(ctx, []Answer{{"p", "t", "s2", "read", authz.Allow}}) // replaces, forgets nothing
+	if got := decide("p", "s2", "read"); got != authz.Allow || m.len() != 2 {
 		t.Errorf("replaced answer: got %v, len %d; want allow, 2", got, m.len())
 	}
-	m.Remember(ctx, []Answer{{"p", "t", "s3", "read", Allow}}) // forgets s1
+	m.Remember(ctx, []Answer{{"p", "t", "s3", "read", authz.Allow}}) // forgets s1
 	if m.len() != 2 {
 		t.Errorf("len = %d, want 2", m.len())
 	}
-	if got := decide("p", "s1", "read"); got != 0 {
+	if got := decide("p", "s1", "read"); got != "" {
 		t.Errorf("oldest rule should be forgotten: got %v, want undecided", got)
 	}
-	if got := decide("p", "s3", "read"); got != Allow {
+	if got := decide("p", "s3", "read"); got != authz.Allow {
 		t.Errorf("newest rule: got %v, want allow", got)
 	}
 	off := NewAnswerStore(-1).(*memoryAnswers)
-	off.Remember(ctx, []Answer{{"p", "t", "s", "read", Allow}})
+	off.Remember(ctx, []Answer{{"p", "t", "s", "read", authz.Allow}})
 	if off.len() != 0 {
 		t.Errorf("a negative bound remembers nothing; len = %d", off.len())
 	}
@@ -207,7 +208,7 @@ func TestNewPanics(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{"zero effect", Options{Rules: []Rule{{Subject: "x"}}}, "permission: rule 0 (Effect(0) * on x (principal *, tool *)): Effect must be permission.Allow or permission.Deny"},
+		{"zero effect", Options{Rules: []Rule{{Subject: "x"}}}, "permission: rule 0 ((no effect) * on x (principal *, tool *)): Effect must be authz.Allow or authz.Deny"},
 		{"short key", Options{Key: []byte("short")}, "permission: Options.Key is 5 bytes long, at least 32 are needed"},
 	}
 	for _, tt := range tests {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolroute/toolroute/authz"
 )
 
 // InputKey is the key of the question in a result's InputRequests and of
@@ -102,7 +103,7 @@ type Checker struct {
 // New returns a Checker configured by opts (the zero Options selects the
 // defaults).
 // It panics, with a message starting "permission: ", if a rule has no
-// valid Effect or if Key is shorter than 32 bytes.
+// valid Effect (authz.Allow or authz.Deny) or if Key is shorter than 32 bytes.
 func New(opts Options) *Checker {
 	c := &Checker{
 		cl:        newClosures(opts.Implies),
@@ -113,8 +114,8 @@ func New(opts Options) *Checker {
 		now:       opts.Now,
 	}
 	for i, r := range c.rules {
-		if r.Effect != Allow && r.Effect != Deny {
-			panic(fmt.Sprintf("permission: rule %d (%v): Effect must be permission.Allow or permission.Deny", i, r))
+		if r.Effect != authz.Allow && r.Effect != authz.Deny {
+			panic(fmt.Sprintf("permission: rule %d (%v): Effect must be authz.Allow or authz.Deny", i, r))
 		}
 	}
 	switch {
@@ -290,14 +291,14 @@ func (c *Checker) Require(ctx context.Context, req *mcp.CallToolRequest, r Reque
 
 	// Decide every (subject, capability) pair by rules, then by
 	// remembered answers.
-	decided := make([]Effect, len(subjects)*len(caps))
+	decided := make([]authz.Effect, len(subjects)*len(caps))
 	var undecided, denied bool
 	for i, s := range subjects {
 		for j, cp := range caps {
 			decided[i*len(caps)+j] = c.decide(b.principal, b.tool, s, cp)
 		}
 	}
-	if slices.Contains(decided, 0) {
+	if slices.Contains(decided, "") {
 		remembered, err := c.answers.Recall(ctx, b.principal, b.tool, subjects)
 		if err == nil && len(remembered) != len(subjects) {
 			err = fmt.Errorf("permission: AnswerStore.Recall returned %d answers for %d subjects", len(remembered), len(subjects))
@@ -307,15 +308,15 @@ func (c *Checker) Require(ctx context.Context, req *mcp.CallToolRequest, r Reque
 		}
 		for i := range subjects {
 			for j, cp := range caps {
-				if k := i*len(caps) + j; decided[k] == 0 {
+				if k := i*len(caps) + j; decided[k] == "" {
 					decided[k] = decideRemembered(c.cl, remembered[i], cp)
 				}
 			}
 		}
 	}
 	for _, e := range decided {
-		undecided = undecided || e == 0
-		denied = denied || e == Deny
+		undecided = undecided || e == ""
+		denied = denied || e == authz.Deny
 	}
 
 	byUser := false
@@ -340,15 +341,15 @@ func (c *Checker) Require(ctx context.Context, req *mcp.CallToolRequest, r Reque
 		for i, s := range subjects {
 			for j, cp := range caps {
 				k := i*len(caps) + j
-				if decided[k] != 0 {
+				if decided[k] != "" {
 					continue
 				}
 				if !ans.asked(k) {
-					decided[k] = Deny
+					decided[k] = authz.Deny
 					continue
 				}
 				decided[k] = ans.effect
-				byUser = byUser || ans.effect == Deny
+				byUser = byUser || ans.effect == authz.Deny
 				if ans.always {
 					remember = append(remember, Answer{b.principal, b.tool, s, cp, ans.effect})
 				}
@@ -383,23 +384,23 @@ func (c *Checker) Check(ctx context.Context, req *mcp.CallToolRequest, r Request
 
 // decide returns the decision of the rules on capability want, or 0 if
 // none decides.
-func (c *Checker) decide(principal, tool, subject, want string) Effect {
+func (c *Checker) decide(principal, tool, subject, want string) authz.Effect {
 	for i := range c.rules {
 		if c.rules[i].matches(c.cl, principal, tool, subject, want) {
 			return c.rules[i].Effect
 		}
 	}
-	return 0
+	return ""
 }
 
 // grant computes what decided grants: per subject the closure of its
 // allowed capabilities, intersected across subjects.
-func (c *Checker) grant(tool string, subjects, caps []string, decided []Effect, partial, byUser bool) (Granted, *mcp.CallToolResult, error) {
+func (c *Checker) grant(tool string, subjects, caps []string, decided []authz.Effect, partial, byUser bool) (Granted, *mcp.CallToolResult, error) {
 	var inter map[string]bool
 	for i := range subjects {
 		set := map[string]bool{}
 		for j, cp := range caps {
-			if decided[i*len(caps)+j] == Allow {
+			if decided[i*len(caps)+j] == authz.Allow {
 				for _, k := range c.cl.closure(cp) {
 					set[k] = true
 				}
@@ -432,7 +433,7 @@ func (c *Checker) grant(tool string, subjects, caps []string, decided []Effect, 
 	return g, nil, nil
 }
 
-func (c *Checker) denied(tool string, subjects, caps []string, decided []Effect, byUser bool) error {
+func (c *Checker) denied(tool string, subjects, caps []string, decided []authz.Effect, byUser bool) error {
 	_, _, err := c.grant(tool, subjects, caps, decided, false, byUser)
 	return err
 }
@@ -461,7 +462,7 @@ func canAsk(req *mcp.CallToolRequest) bool {
 }
 
 // ask returns the question about the undecided pairs of decided.
-func (c *Checker) ask(b *binding, subjects, caps []string, decided []Effect, r Request) *mcp.CallToolResult {
+func (c *Checker) ask(b *binding, subjects, caps []string, decided []authz.Effect, r Request) *mcp.CallToolResult {
 	p := &payload{
 		expiry: c.now().Add(c.ttl).UnixMilli(),
 		asked:  make([]byte, (len(decided)+7)/8),
@@ -471,7 +472,7 @@ func (c *Checker) ask(b *binding, subjects, caps []string, decided []Effect, r R
 	for i, s := range subjects {
 		for j, cp := range caps {
 			k := i*len(caps) + j
-			if decided[k] == 0 {
+			if decided[k] == "" {
 				p.asked[k/8] |= 1 << (k % 8)
 				askCaps = append(askCaps, cp)
 				askSubjects = append(askSubjects, s)
@@ -516,7 +517,7 @@ func answerSchema(noRemember bool) *jsonschema.Schema {
 
 // answer is a verified answer to a question.
 type answer struct {
-	effect Effect
+	effect authz.Effect
 	always bool
 	mask   []byte
 }
@@ -555,7 +556,7 @@ func (c *Checker) verify(ctx context.Context, b *binding, state string, resp mcp
 	a := &answer{mask: p.asked}
 	switch er.Action {
 	case "decline", "cancel":
-		a.effect = Deny
+		a.effect = authz.Deny
 		return a, nil
 	case "accept":
 	default:
@@ -570,13 +571,13 @@ func (c *Checker) verify(ctx context.Context, b *binding, state string, resp mcp
 	}
 	switch d {
 	case AllowOnce:
-		a.effect = Allow
+		a.effect = authz.Allow
 	case AllowAlways:
-		a.effect, a.always = Allow, true
+		a.effect, a.always = authz.Allow, true
 	case DenyOnce:
-		a.effect = Deny
+		a.effect = authz.Deny
 	case DenyAlways:
-		a.effect, a.always = Deny, true
+		a.effect, a.always = authz.Deny, true
 	}
 	return a, nil
 }

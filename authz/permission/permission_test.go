@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/registry"
@@ -215,27 +216,27 @@ func TestRulesDecide(t *testing.T) {
 	}{
 		{
 			name:  "allow implies its closure",
-			rules: []permission.Rule{{Effect: permission.Allow, Capability: "admin"}},
+			rules: []permission.Rule{{Effect: authz.Allow, Capability: "admin"}},
 			args:  actArgs{Subjects: []string{"item:1"}, Caps: []string{"admin"}},
 			want:  "granted admin,delete,list,read,write",
 		},
 		{
 			name:  "allow of a stronger capability allows a weaker one",
-			rules: []permission.Rule{{Effect: permission.Allow, Capability: "write"}},
+			rules: []permission.Rule{{Effect: authz.Allow, Capability: "write"}},
 			args:  actArgs{Subjects: []string{"item:1"}, Caps: []string{"list"}},
 			want:  "granted list,read",
 		},
 		{
 			name:  "allow of a weaker capability does not allow a stronger one",
-			rules: []permission.Rule{{Effect: permission.Allow, Capability: "read"}},
+			rules: []permission.Rule{{Effect: authz.Allow, Capability: "read"}},
 			args:  actArgs{Subjects: []string{"item:1"}, Caps: []string{"write"}},
 			want:  "error: " + permission.ErrCannotAsk.Error(),
 		},
 		{
 			name: "deny of a weaker capability denies a stronger one",
 			rules: []permission.Rule{
-				{Effect: permission.Deny, Capability: "read"},
-				{Effect: permission.Allow},
+				{Effect: authz.Deny, Capability: "read"},
+				{Effect: authz.Allow},
 			},
 			args: actArgs{Subjects: []string{"item:1"}, Caps: []string{"write"}},
 			want: "error: permission denied: write on item:1",
@@ -243,8 +244,8 @@ func TestRulesDecide(t *testing.T) {
 		{
 			name: "first match wins: allow before deny",
 			rules: []permission.Rule{
-				{Effect: permission.Allow, Subject: "item:*", Capability: "write"},
-				{Effect: permission.Deny, Subject: "item:*"},
+				{Effect: authz.Allow, Subject: "item:*", Capability: "write"},
+				{Effect: authz.Deny, Subject: "item:*"},
 			},
 			args: actArgs{Subjects: []string{"item:1"}, Caps: []string{"write"}},
 			want: "granted list,read,write",
@@ -252,8 +253,8 @@ func TestRulesDecide(t *testing.T) {
 		{
 			name: "first match wins: deny before allow",
 			rules: []permission.Rule{
-				{Effect: permission.Deny, Subject: "item:*"},
-				{Effect: permission.Allow, Subject: "item:*", Capability: "write"},
+				{Effect: authz.Deny, Subject: "item:*"},
+				{Effect: authz.Allow, Subject: "item:*", Capability: "write"},
 			},
 			args: actArgs{Subjects: []string{"item:1"}, Caps: []string{"write"}},
 			want: "error: permission denied: write on item:1",
@@ -261,9 +262,9 @@ func TestRulesDecide(t *testing.T) {
 		{
 			name: "rules match principal and tool patterns",
 			rules: []permission.Rule{
-				{Effect: permission.Deny, Principal: "bob"},
-				{Effect: permission.Deny, Tool: "oth*"},
-				{Effect: permission.Allow, Principal: "ali*", Tool: "act"},
+				{Effect: authz.Deny, Principal: "bob"},
+				{Effect: authz.Deny, Tool: "oth*"},
+				{Effect: authz.Allow, Principal: "ali*", Tool: "act"},
 			},
 			args: actArgs{Subjects: []string{"item:1"}, Caps: []string{"delete"}},
 			want: "granted delete,list,read",
@@ -271,9 +272,9 @@ func TestRulesDecide(t *testing.T) {
 		{
 			name: "intersection across subjects",
 			rules: []permission.Rule{
-				{Effect: permission.Allow, Subject: "item:1", Capability: "admin"},
-				{Effect: permission.Allow, Subject: "item:2", Capability: "write"},
-				{Effect: permission.Deny},
+				{Effect: authz.Allow, Subject: "item:1", Capability: "admin"},
+				{Effect: authz.Allow, Subject: "item:2", Capability: "write"},
+				{Effect: authz.Deny},
 			},
 			args: actArgs{Subjects: []string{"item:1", "item:2"}, Caps: []string{"write", "delete"}, Partial: true},
 			want: "granted list,read,write",
@@ -281,9 +282,9 @@ func TestRulesDecide(t *testing.T) {
 		{
 			name: "intersection across subjects, all required",
 			rules: []permission.Rule{
-				{Effect: permission.Allow, Subject: "item:1", Capability: "admin"},
-				{Effect: permission.Allow, Subject: "item:2", Capability: "write"},
-				{Effect: permission.Deny},
+				{Effect: authz.Allow, Subject: "item:1", Capability: "admin"},
+				{Effect: authz.Allow, Subject: "item:2", Capability: "write"},
+				{Effect: authz.Deny},
 			},
 			args: actArgs{Subjects: []string{"item:1", "item:2"}, Caps: []string{"write", "delete"}},
 			want: "error: permission denied: delete on item:1, item:2",
@@ -291,21 +292,21 @@ func TestRulesDecide(t *testing.T) {
 		{
 			name: "grants on one subject do not leak to another",
 			rules: []permission.Rule{
-				{Effect: permission.Allow, Subject: "item:1"},
-				{Effect: permission.Deny},
+				{Effect: authz.Allow, Subject: "item:1"},
+				{Effect: authz.Deny},
 			},
 			args: actArgs{Subjects: []string{"item:1", "item:2"}, Caps: []string{"read"}, Partial: true},
 			want: "error: permission denied: read on item:1, item:2",
 		},
 		{
 			name:  "no subjects is one anonymous subject",
-			rules: []permission.Rule{{Effect: permission.Allow, Subject: "", Capability: "read"}},
+			rules: []permission.Rule{{Effect: authz.Allow, Subject: "", Capability: "read"}},
 			args:  actArgs{Caps: []string{"read"}},
 			want:  "granted list,read",
 		},
 		{
 			name:  "a denied capability is not asked about when all are required",
-			rules: []permission.Rule{{Effect: permission.Deny, Capability: "delete"}},
+			rules: []permission.Rule{{Effect: authz.Deny, Capability: "delete"}},
 			args:  actArgs{Subjects: []string{"item:1"}, Caps: []string{"delete", "write"}},
 			want:  "error: permission denied: delete, write on item:1",
 		},
@@ -442,7 +443,7 @@ func TestAskQuestion(t *testing.T) {
 	for _, version := range versions {
 		t.Run(version, func(t *testing.T) {
 			s, _ := newServer(t, permission.Options{
-				Rules: []permission.Rule{{Effect: permission.Allow, Subject: "item:1"}},
+				Rules: []permission.Rule{{Effect: authz.Allow, Subject: "item:1"}},
 			})
 			var got *mcp.ElicitParams
 			c := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -1065,7 +1066,7 @@ type brokenAnswers struct {
 
 var errStoreDown = errors.New("dial tcp 10.0.0.7:6379: connection refused")
 
-func (b *brokenAnswers) Recall(ctx context.Context, principal, tool string, subjects []string) ([]map[string]permission.Effect, error) {
+func (b *brokenAnswers) Recall(ctx context.Context, principal, tool string, subjects []string) ([]map[string]authz.Effect, error) {
 	if b.recall.Load() {
 		return nil, errStoreDown
 	}
@@ -1090,7 +1091,7 @@ func TestAnswerStoreOutage(t *testing.T) {
 	a := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowAlways)}}
 	s, e := newServer(t, permission.Options{
 		Answers: store,
-		Rules:   []permission.Rule{{Effect: permission.Allow, Subject: "item:ruled"}},
+		Rules:   []permission.Rule{{Effect: authz.Allow, Subject: "item:ruled"}},
 	})
 	cs := connect(t, s, v2026, a, nil)
 

@@ -3,29 +3,9 @@ package permission
 import (
 	"fmt"
 	"slices"
+
+	"github.com/toolroute/toolroute/authz"
 )
-
-// Effect is what a [Rule] decides: [Allow] or [Deny].
-type Effect int
-
-const (
-	// Allow grants the rule's capability, and every capability it implies.
-	Allow Effect = iota + 1
-	// Deny refuses the rule's capability, and every capability that
-	// implies it (granting those would grant the denied one too).
-	Deny
-)
-
-// String returns "allow", "deny", or "Effect(N)" for an invalid value.
-func (e Effect) String() string {
-	switch e {
-	case Allow:
-		return "allow"
-	case Deny:
-		return "deny"
-	}
-	return fmt.Sprintf("Effect(%d)", int(e))
-}
 
 // Rule decides one capability on the subjects, tools and principals it
 // matches. Rules are tried in order and the first that matches a
@@ -36,12 +16,12 @@ func (e Effect) String() string {
 // of characters (an empty pattern matches everything). Capability is a
 // capability name, or "" (or "*") for any capability.
 //
-// An Allow rule for capability C matches a requested capability R when C
-// implies R (C itself included); a Deny rule for C matches R when R
+// An authz.Allow rule for capability C matches a requested capability R when C
+// implies R (C itself included); a authz.Deny rule for C matches R when R
 // implies C. So "allow write" also allows "read" if write implies read,
 // and "deny read" also denies "write".
 type Rule struct {
-	Effect     Effect
+	Effect     authz.Effect
 	Principal  string
 	Tool       string
 	Subject    string
@@ -56,7 +36,11 @@ func (r Rule) String() string {
 		}
 		return s
 	}
-	return fmt.Sprintf("%v %s on %s (principal %s, tool %s)", r.Effect, star(r.Capability), star(r.Subject), star(r.Principal), star(r.Tool))
+	effect := string(r.Effect)
+	if effect == "" {
+		effect = "(no effect)"
+	}
+	return fmt.Sprintf("%s %s on %s (principal %s, tool %s)", effect, star(r.Capability), star(r.Subject), star(r.Principal), star(r.Tool))
 }
 
 // matches reports whether r decides capability want on (principal, tool,
@@ -68,7 +52,7 @@ func (r *Rule) matches(c *closures, principal, tool, subject, want string) bool 
 	if r.Capability == "" || r.Capability == "*" {
 		return true
 	}
-	if r.Effect == Allow {
+	if r.Effect == authz.Allow {
 		return c.implies(r.Capability, want)
 	}
 	return c.implies(want, r.Capability)

@@ -11,6 +11,6 @@
 //
 //	s, err := server.New(server.Options{Authorizer: policy}, server.Install(tools.Registry, deps))
 //	...
-//	cs := servertest.Connect(t, s, &authz.Caller{Subject: "alice", Roles: []string{"viewer"}}, nil)
+//	cs := servertest.Connect(t, s, &authz.Caller{Subject: "alice", Roles: []string{"viewer"}}, servertest.Options{})
 //	res, err := cs.ListTools(ctx, nil)
 package servertest

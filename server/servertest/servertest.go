@@ -21,15 +21,15 @@ type Options struct {
 	Client *mcp.Client
 }
 
-func (o *Options) client() *mcp.Client {
-	if o != nil && o.Client != nil {
+func (o Options) client() *mcp.Client {
+	if o.Client != nil {
 		return o.Client
 	}
 	return mcp.NewClient(&mcp.Implementation{Name: "servertest", Version: "v0.0.0"}, nil)
 }
 
-func (o *Options) session() *mcp.ClientSessionOptions {
-	if o == nil || o.ProtocolVersion == "" {
+func (o Options) session() *mcp.ClientSessionOptions {
+	if o.ProtocolVersion == "" {
 		return nil
 	}
 	return &mcp.ClientSessionOptions{ProtocolVersion: o.ProtocolVersion}
@@ -39,7 +39,7 @@ func (o *Options) session() *mcp.ClientSessionOptions {
 // its session, closed when the test ends. If caller is non-nil, the
 // server side of the connection acts for it (it takes precedence over
 // server.Options.Caller); else the server's configured caller applies.
-func Connect(tb testing.TB, s *mcp.Server, caller *authz.Caller, opts *Options) *mcp.ClientSession {
+func Connect(tb testing.TB, s *mcp.Server, caller *authz.Caller, opts Options) *mcp.ClientSession {
 	tb.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
@@ -66,7 +66,7 @@ func Connect(tb testing.TB, s *mcp.Server, caller *authz.Caller, opts *Options) 
 // ConnectHTTP connects a client to the streamable HTTP endpoint at url,
 // sending token as its bearer ("" sends none), and returns its session,
 // closed when the test ends.
-func ConnectHTTP(tb testing.TB, url, token string, opts *Options) *mcp.ClientSession {
+func ConnectHTTP(tb testing.TB, url, token string, opts Options) *mcp.ClientSession {
 	tb.Helper()
 	hc := BearerClient(token)
 	t := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}

@@ -23,7 +23,7 @@ func VisibilityMatrix(tb testing.TB, s *mcp.Server, roles ...string) authz.Matri
 	m := authz.Matrix{Roles: slices.Sorted(slices.Values(roles)), Tools: []string{}, Visible: make(map[string][]string, len(roles))}
 	m.Roles = slices.Compact(m.Roles)
 	for _, role := range m.Roles {
-		cs := Connect(tb, s, &authz.Caller{Subject: "servertest:" + role, Roles: []string{role}}, nil)
+		cs := Connect(tb, s, &authz.Caller{Subject: "servertest:" + role, Roles: []string{role}}, Options{})
 		names := ToolNames(tb, cs)
 		m.Visible[role] = names
 		m.Tools = append(m.Tools, names...)

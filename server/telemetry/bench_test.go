@@ -64,8 +64,8 @@ func benchServer(b *testing.B, up *upstream, on bool) *mcp.Server {
 // benchPair connects a client to a server with telemetry off and one to
 // a server with it on, and returns the parameters of a call of name.
 func benchPair(b *testing.B, up *upstream, name string) (off, on *mcp.ClientSession, params *mcp.CallToolParams) {
-	off = servertest.Connect(b, benchServer(b, up, false), &viewer, nil)
-	on = servertest.Connect(b, benchServer(b, up, true), &viewer, nil)
+	off = servertest.Connect(b, benchServer(b, up, false), &viewer, servertest.Options{})
+	on = servertest.Connect(b, benchServer(b, up, true), &viewer, servertest.Options{})
 	params = &mcp.CallToolParams{Name: name, Arguments: map[string]any{"id": itemID}}
 	if name == "whoami" {
 		params.Arguments = map[string]any{}
@@ -93,7 +93,7 @@ func BenchmarkCall(b *testing.B) {
 	up := newUpstream(b)
 	for _, on := range []bool{false, true} {
 		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
-			cs := servertest.Connect(b, benchServer(b, up, on), &viewer, nil)
+			cs := servertest.Connect(b, benchServer(b, up, on), &viewer, servertest.Options{})
 			params := &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": itemID}}
 			for b.Loop() {
 				if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {

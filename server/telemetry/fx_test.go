@@ -47,7 +47,7 @@ func TestModule(t *testing.T) {
 	)
 	app.RequireStart()
 	defer app.RequireStop()
-	cs := servertest.Connect(t, s, &viewer, nil)
+	cs := servertest.Connect(t, s, &viewer, servertest.Options{})
 	// Refused: the span and the decision show that the observer runs
 	// before authorization, and that the authorizer is decorated.
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "delete_item", Arguments: map[string]any{"id": itemID}}); err == nil {

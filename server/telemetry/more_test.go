@@ -27,7 +27,7 @@ import (
 // asks the policy about as a miss with source "policy".
 func TestCacheSources(t *testing.T) {
 	e := newEnv(t, envOptions{cache: true})
-	cs := servertest.Connect(t, e.server, &viewer, nil)
+	cs := servertest.Connect(t, e.server, &viewer, servertest.Options{})
 	for range 2 {
 		if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": itemID}}); err != nil || res.IsError {
 			t.Fatalf("call: %v %+v", err, res)
@@ -63,7 +63,7 @@ func TestCacheSources(t *testing.T) {
 // the arguments, and neither an argument value nor the bearer anywhere.
 func TestAuditCall(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	cs := servertest.Connect(t, e.server, &viewer, nil)
+	cs := servertest.Connect(t, e.server, &viewer, servertest.Options{})
 	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": itemID}}); err != nil || res.IsError {
 		t.Fatalf("call: %v %+v", err, res)
 	}
@@ -106,7 +106,7 @@ func TestAuditKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := servertest.Connect(t, s, &viewer, nil)
+	cs := servertest.Connect(t, s, &viewer, servertest.Options{})
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}}); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestQuestions(t *testing.T) {
 		t.Run("version="+version, func(t *testing.T) {
 			e := newEnv(t, envOptions{})
 			client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v0"}, &mcp.ClientOptions{ElicitationHandler: answer})
-			cs := servertest.Connect(t, e.server, &admin, &servertest.Options{ProtocolVersion: version, Client: client})
+			cs := servertest.Connect(t, e.server, &admin, servertest.Options{ProtocolVersion: version, Client: client})
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "delete_item", Arguments: map[string]any{"id": itemID}})
 			if err != nil || res.IsError {
 				t.Fatalf("call: %v %+v", err, res)
@@ -274,7 +274,7 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 // made-up names, add no metric series past the first call.
 func TestCardinality(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	cs := servertest.Connect(t, e.server, &viewer, nil)
+	cs := servertest.Connect(t, e.server, &viewer, servertest.Options{})
 	ctx := context.Background()
 	call := func(id string) {
 		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": id}}); err != nil || res.IsError {

@@ -30,7 +30,7 @@ func (downAuthorizer) AllowMany(context.Context, authz.Caller, []tool.Route) ([]
 // span name, and its audit record names no decision.
 func TestUnknownToolDuringOutage(t *testing.T) {
 	e := newEnv(t, envOptions{inner: downAuthorizer{}})
-	cs := servertest.Connect(t, e.server, &viewer, nil)
+	cs := servertest.Connect(t, e.server, &viewer, servertest.Options{})
 	for _, name := range []string{"get_item", "made_up_tool"} {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"id": itemID}})
 		if err != nil || !res.IsError {

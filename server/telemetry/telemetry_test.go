@@ -63,7 +63,7 @@ func noSecrets(t *testing.T, spans []sdktrace.ReadOnlySpan, values ...string) {
 // and the upstream receives the trace context of its span.
 func TestCallSpanTree(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	cs := servertest.Connect(t, e.server, &viewer, nil)
+	cs := servertest.Connect(t, e.server, &viewer, servertest.Options{})
 	params := &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": itemID},
 		Meta: mcp.Meta{"traceparent": "00-" + remoteTrace + "-" + remoteSpan + "-01"}}
 	res, err := cs.CallTool(context.Background(), params)
@@ -141,7 +141,7 @@ func descends(spans []sdktrace.ReadOnlySpan, s, ancestor sdktrace.ReadOnlySpan) 
 // tool's name reaches no metric attribute.
 func TestRefusedAndUnknown(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	cs := servertest.Connect(t, e.server, &viewer, nil)
+	cs := servertest.Connect(t, e.server, &viewer, servertest.Options{})
 	for _, name := range []string{"delete_item", "no_such_tool"} {
 		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"id": itemID}}); err == nil {
 			t.Fatalf("%s: no error", name)
@@ -188,7 +188,7 @@ func TestRefusedAndUnknown(t *testing.T) {
 // TestMetrics checks toolroute's own instruments after real calls.
 func TestMetrics(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	cs := servertest.Connect(t, e.server, &viewer, nil)
+	cs := servertest.Connect(t, e.server, &viewer, servertest.Options{})
 	ctx := context.Background()
 	for range 3 {
 		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": itemID}}); err != nil || res.IsError {
