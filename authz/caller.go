@@ -53,7 +53,7 @@ func (c Caller) String() string {
 
 // GoString is String in Go syntax, for the %#v verb; the bearer is
 // redacted.
-func (c Caller) GoString() string {
+func (c Caller) goString() string {
 	roles := "[]string(nil)"
 	if c.Roles != nil {
 		q := make([]string, len(c.Roles))
@@ -74,7 +74,7 @@ func (c Caller) GoString() string {
 func (c Caller) Format(f fmt.State, verb rune) {
 	switch {
 	case verb == 'v' && f.Flag('#'):
-		fmt.Fprint(f, c.GoString())
+		fmt.Fprint(f, c.goString())
 	case verb == 'v' || verb == 's' || verb == 'q' || verb == 'x' || verb == 'X':
 		fmt.Fprintf(f, fmt.FormatString(f, verb), c.String())
 	default:

@@ -45,7 +45,7 @@ func TestCallerNeverRevealsBearer(t *testing.T) {
 		CS []authz.Caller
 	}
 	w := wrapper{C: c, P: &c, CS: []authz.Caller{c}}
-	outputs = append(outputs, fmt.Sprintf("%v", w), fmt.Sprintf("%+v", w), fmt.Sprintf("%#v", w), fmt.Sprint(c), fmt.Sprintln(c), c.String(), c.GoString())
+	outputs = append(outputs, fmt.Sprintf("%v", w), fmt.Sprintf("%+v", w), fmt.Sprintf("%#v", w), fmt.Sprint(c), fmt.Sprintln(c), c.String())
 	var buf bytes.Buffer
 	for _, h := range []slog.Handler{slog.NewTextHandler(&buf, nil), slog.NewJSONHandler(&buf, nil)} {
 		l := slog.New(h)

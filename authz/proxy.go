@@ -16,9 +16,9 @@ import (
 
 // The defaults of [ProxyAuth]'s zero fields.
 const (
-	DefaultAuthPath   = "/api/v3/auth"
-	DefaultRoutesPath = "/api/v3/auth-routes"
-	DefaultTimeout    = 5 * time.Second
+	defaultAuthPath   = "/api/v3/auth"
+	defaultRoutesPath = "/api/v3/auth-routes"
+	defaultTimeout    = 5 * time.Second
 )
 
 // maxProxyResponse bounds what ProxyAuth reads of an answer.
@@ -62,18 +62,18 @@ type ProxyAuth struct {
 	// without it every decision is an outage.
 	BaseURL string
 	// AuthPath is the path of the single-decision endpoint. "" selects
-	// [DefaultAuthPath].
+	// "/api/v3/auth".
 	AuthPath string
 	// RoutesPath is the path of the batch endpoint. "" selects
-	// [DefaultRoutesPath].
+	// "/api/v3/auth-routes".
 	RoutesPath string
 	// Client sends the requests. nil selects [http.DefaultClient].
 	// Redirects are never followed, whatever its CheckRedirect says: a
 	// redirect is an outage.
 	Client *http.Client
 	// Timeout bounds each request to the proxy (the context's deadline
-	// applies too). 0 selects [DefaultTimeout]; a negative value sets no
-	// bound but the context's.
+	// applies too). 0 selects 5 seconds; a negative value turns it off (the
+	// context's deadline still applies).
 	Timeout time.Duration
 }
 
@@ -84,7 +84,7 @@ func (p *ProxyAuth) Allow(ctx context.Context, c Caller, r tool.Route) error {
 	}
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
-	req, err := p.newRequest(ctx, p.AuthPath, DefaultAuthPath, c, nil)
+	req, err := p.newRequest(ctx, p.AuthPath, defaultAuthPath, c, nil)
 	if err != nil {
 		return &OutageError{Err: err}
 	}
@@ -137,7 +137,7 @@ func (p *ProxyAuth) AllowMany(ctx context.Context, c Caller, rs []tool.Route) ([
 	}
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
-	req, err := p.newRequest(ctx, p.RoutesPath, DefaultRoutesPath, c, body)
+	req, err := p.newRequest(ctx, p.RoutesPath, defaultRoutesPath, c, body)
 	if err != nil {
 		return nil, &OutageError{Err: err}
 	}
@@ -209,7 +209,7 @@ func (p *ProxyAuth) withTimeout(ctx context.Context) (context.Context, context.C
 	case p.Timeout < 0:
 		return ctx, func() {}
 	case p.Timeout == 0:
-		return context.WithTimeout(ctx, DefaultTimeout)
+		return context.WithTimeout(ctx, defaultTimeout)
 	}
 	return context.WithTimeout(ctx, p.Timeout)
 }

@@ -31,7 +31,7 @@ var _ ReadyChecker = (*ProxyAuth)(nil)
 func (p *ProxyAuth) Ready(ctx context.Context) error {
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
-	req, err := p.newRequest(ctx, p.AuthPath, DefaultAuthPath, Caller{}, nil)
+	req, err := p.newRequest(ctx, p.AuthPath, defaultAuthPath, Caller{}, nil)
 	if err != nil {
 		return fmt.Errorf("authz: the RBAC proxy (ProxyAuth) is not usable: %w", err)
 	}

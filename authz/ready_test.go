@@ -39,8 +39,8 @@ func TestProxyAuthReady(t *testing.T) {
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), proxy.URL)):
 			t.Errorf("proxy answering %d: Ready = %v, want an error naming %s and saying %q", c.status, err, proxy.URL, c.want)
 		}
-		if sawAuth != "" || sawPath != authz.DefaultAuthPath {
-			t.Errorf("probe: Authorization %q, path %q; want none, %s", sawAuth, sawPath, authz.DefaultAuthPath)
+		if sawAuth != "" || sawPath != "/api/v3/auth" {
+			t.Errorf("probe: Authorization %q, path %q; want none, %s", sawAuth, sawPath, "/api/v3/auth")
 		}
 	}
 	gone := httptest.NewServer(http.NotFoundHandler())

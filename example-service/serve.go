@@ -112,7 +112,7 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 	}
 	options = append(options, obs.fxOptions()...)
 	if cfg.stdio {
-		options = append(options, server.StdioIO(io.NopCloser(stdin), nopWriteCloser{stdout}))
+		options = append(options, server.Stdio(io.NopCloser(stdin), nopWriteCloser{stdout}))
 	} else {
 		// /readyz answers 503 while the RBAC proxy is unreachable (the
 		// log names it).

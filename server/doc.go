@@ -16,7 +16,7 @@
 // a tool of the same name fail New, naming the tool.
 //
 // Serve s over HTTP with [NewHTTPServer] (or mount [HTTPHandler]
-// yourself), over stdio with [ServeStdio] or a [StdioServer], or connect
+// yourself), over stdio with a [StdioServer], or connect
 // in-memory transports to it (the servertest package does, for tests). One
 // server may serve several transports at once.
 //
@@ -92,7 +92,7 @@
 // [Options.Instructions] are advertised to clients, with
 // [Options.CustomInstructions] prepended. With [Options.AutoInstructions]
 // the full text moves into a local, read-only tool
-// ([Options.InstructionsTool], by default [DefaultInstructionsTool]), and
+// ([Options.InstructionsTool], by default "instructions"), and
 // clients are told [Options.ShortInstructions] and the tool's name
 // instead. Every tool named in backticks in any of these texts must be a
 // tool of the server, or New fails, naming it.

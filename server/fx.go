@@ -216,17 +216,19 @@ func HTTP(addr string, opts HTTPOptions) fx.Option {
 	)
 }
 
-// Stdio serves the [Module]'s server over standard input and output from
-// start to stop; callers are [Options.Caller]. When the client closes
-// standard input, the application shuts down. On stop, new calls are
-// refused and in-flight calls get [Options.ShutdownTimeout] to finish
-// before they are cancelled.
-func Stdio() fx.Option {
-	return StdioIO(os.Stdin, os.Stdout)
-}
-
-// StdioIO is [Stdio] over r and w (tests use pipes).
-func StdioIO(r io.ReadCloser, w io.WriteCloser) fx.Option {
+// Stdio serves the [Module]'s server over r and w (nil selects standard
+// input, nil w standard output; tests use pipes) from start to stop;
+// callers are [Options.Caller]. When the client closes its end, the
+// application shuts down. On stop, new calls are refused and in-flight
+// calls get [Options.ShutdownTimeout] to finish before they are
+// cancelled.
+func Stdio(r io.ReadCloser, w io.WriteCloser) fx.Option {
+	if r == nil {
+		r = os.Stdin
+	}
+	if w == nil {
+		w = os.Stdout
+	}
 	return fx.Invoke(func(lc fx.Lifecycle, sd fx.Shutdowner, a *appServer) {
 		ss := NewStdioServer(a.server, r, w)
 		var stopping atomic.Bool

@@ -209,7 +209,7 @@ func TestFxStdio(t *testing.T) {
 		fx.Supply(server.Options{Authorizer: adminOnly{}, Caller: &authz.Caller{Subject: "local", Roles: []string{"admin"}}}, d),
 		server.Tools(testRegistry()),
 		thingsService(nil),
-		server.StdioIO(sr, sw),
+		server.Stdio(sr, sw),
 	)
 	app.RequireStart()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
@@ -235,7 +235,7 @@ func TestFxStdioStopWaitsForCalls(t *testing.T) {
 		fx.Supply(server.Options{Authorizer: authz.AllowAll(), Caller: &authz.Caller{Subject: "local"}}, d),
 		server.Tools(testRegistry()),
 		thingsService(nil),
-		server.StdioIO(sr, sw),
+		server.Stdio(sr, sw),
 	)
 	app.RequireStart()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
@@ -298,7 +298,7 @@ func TestFxStdioStopAfterReusedID(t *testing.T) {
 	outR, outW := io.Pipe()
 	app := fxtest.New(t, fx.NopLogger, server.Module,
 		fx.Supply(server.Options{Authorizer: authz.AllowAll(), Caller: &authz.Caller{Subject: "local"}, ShutdownTimeout: time.Hour}, d),
-		server.Tools(testRegistry()), thingsService(nil), server.StdioIO(inR, outW))
+		server.Tools(testRegistry()), thingsService(nil), server.Stdio(inR, outW))
 	app.RequireStart()
 	lines := scanLines(outR)
 	io.WriteString(inW, initLine)
@@ -345,7 +345,7 @@ func TestFxStdioRefusesBatchesFrom20250618(t *testing.T) {
 			outR, outW := io.Pipe()
 			app := fxtest.New(t, fx.NopLogger, server.Module,
 				fx.Supply(server.Options{Authorizer: authz.AllowAll(), Caller: &authz.Caller{Subject: "local"}}, newDeps("stdio")),
-				server.Tools(testRegistry()), thingsService(nil), server.StdioIO(inR, outW))
+				server.Tools(testRegistry()), thingsService(nil), server.Stdio(inR, outW))
 			app.RequireStart()
 			lines := scanLines(outR)
 			io.WriteString(inW, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"`+tt.version+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")

@@ -13,9 +13,9 @@ import (
 	"github.com/toolroute/toolroute/tool"
 )
 
-// DefaultInstructionsTool is the name of the tool that carries the full
+// defaultInstructionsTool is the name of the tool that carries the full
 // instructions under [Options.AutoInstructions].
-const DefaultInstructionsTool = "instructions"
+const defaultInstructionsTool = "instructions"
 
 // instructions works out what a server advertises as its instructions
 // and, under AutoInstructions, the installer of the tool that carries the
@@ -29,7 +29,7 @@ func instructions(o *Options) (advertised string, meta Installer, err error) {
 	}
 	name := o.InstructionsTool
 	if name == "" {
-		name = DefaultInstructionsTool
+		name = defaultInstructionsTool
 	}
 	text := join(custom, full)
 	r := registry.New[string]()

@@ -80,7 +80,7 @@ func TestInstructions(t *testing.T) {
 				if tt.toolText != "" {
 					name := opts.InstructionsTool
 					if name == "" {
-						name = server.DefaultInstructionsTool
+						name = "instructions"
 					}
 					if got := text(call(t, cs, name, nil)); got != tt.toolText {
 						t.Errorf("instructions tool result:\n%q\nwant\n%q", got, tt.toolText)

@@ -166,8 +166,8 @@ func TestMatrixInstructions(t *testing.T) {
 		{
 			name:       "auto",
 			opts:       server.Options{Instructions: full, ShortInstructions: short, CustomInstructions: custom, AutoInstructions: true},
-			advertised: custom + "\n\n" + short + "\n\n" + pointer(server.DefaultInstructionsTool),
-			tool:       server.DefaultInstructionsTool,
+			advertised: custom + "\n\n" + short + "\n\n" + pointer("instructions"),
+			tool:       "instructions",
 			toolText:   custom + "\n\n" + full,
 		},
 		{
@@ -645,7 +645,7 @@ func TestFxOnErrorStdio(t *testing.T) {
 	app := fxtest.New(t, fx.NopLogger, server.Module,
 		fx.Supply(server.Options{Authorizer: authz.AllowAll(), Caller: &authz.Caller{Subject: "local"}, OnError: rec.onError}, otherDeps{}),
 		server.Tools(otherRegistry("x")),
-		server.StdioIO(sr, sw),
+		server.Stdio(sr, sw),
 	)
 	app.RequireStart()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "matrix", Version: "v0"}, nil).Connect(context.Background(), ct, nil)

@@ -110,7 +110,7 @@ type Options struct {
 	// Instructions is empty. A registered tool of the same name fails New.
 	AutoInstructions bool
 	// InstructionsTool names the tool of AutoInstructions. "" selects
-	// [DefaultInstructionsTool] ("instructions").
+	// "instructions".
 	InstructionsTool string
 
 	// WarmTimeout bounds the warm-up of all services on start (fx only).

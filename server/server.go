@@ -43,7 +43,7 @@ var ErrShuttingDown = errors.New("server: shutting down")
 //  2. caller resolution: over HTTP the caller comes from the token
 //     verified by [HTTPHandler]; on other transports from the context
 //     given to Connect, else [Options.Caller]. Served by [HTTPServer],
-//     [StdioServer] or [StdioIO], every request (not only tools/call) also
+//     [StdioServer] or [Stdio], every request (not only tools/call) also
 //     has its context cancelled, with cause [ErrShuttingDown], when a
 //     shutdown gives up waiting;
 //  3. for tools/call: the per-call deadline ([Options.CallTimeout]), one

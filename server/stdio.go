@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -14,13 +13,6 @@ import (
 	"github.com/toolroute/toolroute/internal/sdkfix/stdioguard"
 	"github.com/toolroute/toolroute/internal/serve/inflight"
 )
-
-// ServeStdio serves s over the process's standard input and output until
-// the client closes its end or ctx is done: see [StdioServer.Serve]. Log
-// to standard error only.
-func ServeStdio(ctx context.Context, s *mcp.Server) error {
-	return NewStdioServer(s, os.Stdin, os.Stdout).Serve(ctx)
-}
 
 // StdioServer serves an MCP server over one newline-delimited JSON-RPC
 // stream, usually standard input and output. Callers are

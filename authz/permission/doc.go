@@ -51,7 +51,7 @@
 // The request state is an HMAC-SHA256 (compared in constant time) over
 // the principal, the tool, a digest of the canonical arguments, the
 // Request, the input key, a nonce, what was asked and a short expiry
-// ([DefaultTTL]). It is single-use: the nonces of used states are kept
+// (5 minutes by default). It is single-use: the nonces of used states are kept
 // until they expire, so a state cannot be replayed. A missing, malformed,
 // tampered, expired, replayed or mismatched state, or an answer that does
 // not fit the question's schema, ends the call with a -32602 protocol

@@ -223,7 +223,7 @@ func TestNewPanics(t *testing.T) {
 	}
 	// nil options are the defaults.
 	c := New(Options{})
-	if c.ttl != DefaultTTL || len(c.key) != 32 || c.now == nil {
+	if c.ttl != defaultTTL || len(c.key) != 32 || c.now == nil {
 		t.Errorf("New(Options{}) = ttl %v, key %d bytes; want the defaults", c.ttl, len(c.key))
 	}
 }

@@ -6,15 +6,15 @@ import (
 	"os"
 )
 
-// MinKeyLen is the least length, in bytes, of [Options].Key.
-const MinKeyLen = 32
+// minKeyLen is the least length, in bytes, of [Options].Key.
+const minKeyLen = 32
 
 // ReadKeyFile reads the key that signs request states ([Options].Key)
 // from the file at path: the same file on every replica, so that a
 // question asked on one can be answered on another. The key is the
 // file's bytes less one trailing line ending ("\n" or "\r\n", as left by
 // an editor, echo or a Kubernetes Secret written from a literal); it must
-// hold at least [MinKeyLen] bytes. Make one with
+// hold at least 32 bytes. Make one with
 //
 //	head -c 32 /dev/urandom > state.key   # or: openssl rand -base64 48
 func ReadKeyFile(path string) ([]byte, error) {
@@ -25,8 +25,8 @@ func ReadKeyFile(path string) ([]byte, error) {
 	if bytes.HasSuffix(data, []byte("\n")) {
 		data = bytes.TrimSuffix(bytes.TrimSuffix(data, []byte("\n")), []byte("\r"))
 	}
-	if len(data) < MinKeyLen {
-		return nil, fmt.Errorf("permission: state key %s: %d bytes long, at least %d are needed (make one with: head -c 32 /dev/urandom > %s)", path, len(data), MinKeyLen, path)
+	if len(data) < minKeyLen {
+		return nil, fmt.Errorf("permission: state key %s: %d bytes long, at least %d are needed (make one with: head -c 32 /dev/urandom > %s)", path, len(data), minKeyLen, path)
 	}
 	return data, nil
 }

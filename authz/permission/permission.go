@@ -26,18 +26,18 @@ const (
 	DenyAlways  = "deny always"
 )
 
-// MaxAskPairs is how many (subject, capability) pairs one call may ask
+// maxAskPairs is how many (subject, capability) pairs one call may ask
 // about: its request state holds a bit for each, and must fit the bound
 // on request states. A larger question is refused with a tool error
 // before the user is asked.
-const MaxAskPairs = 24_000
+const maxAskPairs = 24_000
 
 // protocolInputRequests is the first protocol version whose requests
 // carry the client's capabilities (and input responses) themselves.
 const protocolInputRequests = "2026-07-28"
 
-// DefaultTTL is how long a question's request state stays good.
-const DefaultTTL = 5 * time.Minute
+// defaultTTL is how long a question's request state stays good.
+const defaultTTL = 5 * time.Minute
 
 // Options configures a [Checker]. A nil *Options selects the defaults.
 type Options struct {
@@ -57,10 +57,10 @@ type Options struct {
 	// Key is the HMAC-SHA256 key of request states. Empty selects a
 	// random key per Checker: states are then good only in this process,
 	// so replicas behind a load balancer need a shared Key (see
-	// [ReadKeyFile]). A non-empty Key must be at least [MinKeyLen] bytes.
+	// [ReadKeyFile]). A non-empty Key must be at least 32 bytes.
 	Key []byte
 	// TTL is how long a question's request state stays good. 0 selects
-	// DefaultTTL.
+	// defaultTTL.
 	TTL time.Duration
 	// Now is the clock. nil selects time.Now.
 	Now func() time.Time
@@ -122,11 +122,11 @@ func New(opts Options) *Checker {
 	case len(c.key) == 0:
 		c.key = make([]byte, 32)
 		rand.Read(c.key)
-	case len(c.key) < MinKeyLen:
-		panic(fmt.Sprintf("permission: Options.Key is %d bytes long, at least %d are needed", len(c.key), MinKeyLen))
+	case len(c.key) < minKeyLen:
+		panic(fmt.Sprintf("permission: Options.Key is %d bytes long, at least %d are needed", len(c.key), minKeyLen))
 	}
 	if c.ttl <= 0 {
-		c.ttl = DefaultTTL
+		c.ttl = defaultTTL
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -328,8 +328,8 @@ func (c *Checker) Require(ctx context.Context, req *mcp.CallToolRequest, r Reque
 			if !canAsk(req) {
 				return Granted{}, nil, ErrCannotAsk
 			}
-			if n := len(subjects) * len(caps); n > MaxAskPairs {
-				return Granted{}, nil, fmt.Errorf("permission: a question about %d (subject, capability) pairs is too large (at most %d): ask about fewer subjects or capabilities at a time", n, MaxAskPairs)
+			if n := len(subjects) * len(caps); n > maxAskPairs {
+				return Granted{}, nil, fmt.Errorf("permission: a question about %d (subject, capability) pairs is too large (at most %d): ask about fewer subjects or capabilities at a time", n, maxAskPairs)
 			}
 			digest()
 			return Granted{}, c.ask(b, subjects, caps, decided, r), nil

@@ -554,7 +554,7 @@ func TestRetryRefused(t *testing.T) {
 		{
 			name: "expired state",
 			retry: func(state string, clk *clock) *mcp.CallToolParams {
-				clk.Add(permission.DefaultTTL)
+				clk.Add(5 * time.Minute) // the default TTL
 				return &mcp.CallToolParams{Name: "act", Arguments: args, InputResponses: accept, RequestState: state}
 			},
 			wantMsg: "invalid requestState: expired",
@@ -947,7 +947,7 @@ func TestStateless2025ClaimingCapabilities(t *testing.T) {
 
 // TestQuestionSizeBound: a question's request state holds a bit per
 // (subject, capability) pair and must fit the bound on states. A
-// question of MaxAskPairs pairs is asked and answered; a larger one is
+// question of 24,000 pairs (the most one call may ask about) is asked and answered; a larger one is
 // refused with a tool error before the user is asked (it used to be
 // asked, and its answer refused as malformed).
 func TestQuestionSizeBound(t *testing.T) {
@@ -962,8 +962,8 @@ func TestQuestionSizeBound(t *testing.T) {
 	s, e := newServer(t, permission.Options{})
 	a := &asker{answers: []*mcp.ElicitResult{decision(permission.AllowOnce)}}
 	cs := connect(t, s, v2026, a, nil)
-	if got := text(t)(call(t, cs, actArgs{Subjects: subjects(permission.MaxAskPairs / 2), Caps: caps})); got != "granted delete,read" {
-		t.Errorf("a question of MaxAskPairs pairs: %q, want both granted", got)
+	if got := text(t)(call(t, cs, actArgs{Subjects: subjects(24_000 / 2), Caps: caps})); got != "granted delete,read" {
+		t.Errorf("a question of 24,000 pairs (the most one call may ask about): %q, want both granted", got)
 	}
 	if a.asked() != 1 || e.effects.Load() != 1 {
 		t.Fatalf("questions %d, side effects %d; want 1 and 1", a.asked(), e.effects.Load())
