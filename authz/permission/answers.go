@@ -37,10 +37,10 @@ type AnswerStore interface {
 	Recall(ctx context.Context, principal, tool string, subjects []string) ([]map[string]authz.Effect, error)
 }
 
-// NewAnswerStore returns an in-memory AnswerStore holding at most max
+// newAnswerStore returns an in-memory AnswerStore holding at most max
 // answers; when full, the oldest is forgotten. max 0 selects 10,000; a
 // negative max remembers nothing.
-func NewAnswerStore(max int) AnswerStore {
+func newAnswerStore(max int) AnswerStore {
 	if max == 0 {
 		max = 10_000
 	}

@@ -82,7 +82,7 @@ func TestGlob(t *testing.T) {
 func TestMemoryAnswersBounded(t *testing.T) {
 	c := newClosures(map[string][]string{"write": {"read"}})
 	ctx := context.Background()
-	m := NewAnswerStore(2).(*memoryAnswers)
+	m := newAnswerStore(2).(*memoryAnswers)
 	decide := func(principal, subject, want string) authz.Effect {
 		t.Helper()
 		got, err := m.Recall(ctx, principal, "t", []string{subject})
@@ -115,7 +115,7 @@ func TestMemoryAnswersBounded(t *testing.T) {
 	if got := decide("p", "s3", "read"); got != authz.Allow {
 		t.Errorf("newest rule: got %v, want allow", got)
 	}
-	off := NewAnswerStore(-1).(*memoryAnswers)
+	off := newAnswerStore(-1).(*memoryAnswers)
 	off.Remember(ctx, []Answer{{"p", "t", "s", "read", authz.Allow}})
 	if off.len() != 0 {
 		t.Errorf("a negative bound remembers nothing; len = %d", off.len())

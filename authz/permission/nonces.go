@@ -38,14 +38,14 @@ var (
 	errBusy     = errors.New("permission: too many answers in flight; try again later")
 )
 
-// NewNonceStore returns an in-memory NonceStore holding at most max
+// newNonceStore returns an in-memory NonceStore holding at most max
 // unexpired nonces (max <= 0 selects 100,000). When it is full of
 // unexpired nonces it refuses answers rather than forget one: fail
 // closed. It forgets a nonce a minute after its expiry by the real clock
 // (time.Now), so Checkers sharing it must run on the real clock (a nil
 // [Options].Now). Share one between Checkers of one process; replicas
 // need a shared store of their own.
-func NewNonceStore(max int) NonceStore {
+func newNonceStore(max int) NonceStore {
 	return newMemoryNonces(max, time.Now)
 }
 

@@ -133,7 +133,7 @@ func New(opts Options) *Checker {
 	}
 	c.answers = opts.Answers
 	if c.answers == nil {
-		c.answers = NewAnswerStore(opts.MaxRemembered)
+		c.answers = newAnswerStore(opts.MaxRemembered)
 	}
 	c.nonces = opts.Nonces
 	if c.nonces == nil {
