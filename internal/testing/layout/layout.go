@@ -2,6 +2,10 @@ package layout
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"slices"
 	"strings"
 )
@@ -103,4 +107,95 @@ func Rules(pkgs []Package, deps map[string][]string) []string {
 	}
 	slices.Sort(bad)
 	return slices.Compact(bad)
+}
+
+// corePackages are the packages whose exported names [ExportedNames]
+// counts for the core's surface.
+var corePackages = []string{"behaviour", "tool", "registry", "authz", "authz/permission", "server", "server/servertest"}
+
+// ExportedNames returns the exported names declared by the non-test Go
+// files of the package in dir, sorted: every exported function, type,
+// constant and variable, every exported method of an exported type (as
+// "Type.Method"), and every exported field of an exported struct type
+// (as "Type.Field", embedded ones by their type's name). Methods of
+// interfaces are not counted: the interface is.
+func ExportedNames(dir string) ([]string, error) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				switch d := d.(type) {
+				case *ast.FuncDecl:
+					if !d.Name.IsExported() {
+						continue
+					}
+					if d.Recv == nil {
+						names = append(names, d.Name.Name)
+					} else if recv := typeName(d.Recv.List[0].Type); recv != "" && ast.IsExported(recv) {
+						names = append(names, recv+"."+d.Name.Name)
+					}
+				case *ast.GenDecl:
+					for _, s := range d.Specs {
+						switch s := s.(type) {
+						case *ast.TypeSpec:
+							if !s.Name.IsExported() {
+								continue
+							}
+							names = append(names, s.Name.Name)
+							st, ok := s.Type.(*ast.StructType)
+							if !ok {
+								continue
+							}
+							for _, fl := range st.Fields.List {
+								for _, n := range fl.Names {
+									if n.IsExported() {
+										names = append(names, s.Name.Name+"."+n.Name)
+									}
+								}
+								if len(fl.Names) == 0 {
+									if n := typeName(fl.Type); ast.IsExported(n) {
+										names = append(names, s.Name.Name+"."+n)
+									}
+								}
+							}
+						case *ast.ValueSpec:
+							for _, n := range s.Names {
+								if n.IsExported() {
+									names = append(names, n.Name)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// typeName is the name of the (possibly pointer, generic or qualified)
+// type expression e, or "".
+func typeName(e ast.Expr) string {
+	for {
+		switch t := e.(type) {
+		case *ast.StarExpr:
+			e = t.X
+		case *ast.IndexExpr:
+			e = t.X
+		case *ast.IndexListExpr:
+			e = t.X
+		case *ast.SelectorExpr:
+			return t.Sel.Name
+		case *ast.Ident:
+			return t.Name
+		default:
+			return ""
+		}
+	}
 }
