@@ -19,9 +19,10 @@ import (
 )
 
 // CodeRateLimited is the JSON-RPC error code of a call over its caller's
-// limit, in the range JSON-RPC leaves to implementations (-32000 to
-// -32099).
-const CodeRateLimited = -32029
+// limit. It lies in -32000 to -32019, the part of JSON-RPC's
+// implementation-defined range that the MCP specification leaves to
+// implementations (it reserves -32020 to -32099 for itself).
+const CodeRateLimited = -32010
 
 // Limit is how often one caller may call: Rate calls per Period on
 // average, and bursts of up to Burst calls at once.

@@ -151,3 +151,12 @@ func TestLimitCheck(t *testing.T) {
 	}()
 	ratelimit.NewLimiter(ratelimit.Limit{})
 }
+
+// TestCodeOutsideMCPRange: the code lies where the MCP specification
+// lets implementations choose (-32000 to -32019), not in the range it
+// reserves (-32020 to -32099).
+func TestCodeOutsideMCPRange(t *testing.T) {
+	if c := ratelimit.CodeRateLimited; c < -32019 || c > -32000 {
+		t.Errorf("CodeRateLimited = %d, want one of -32019 to -32000", c)
+	}
+}
