@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -22,11 +23,11 @@ func safeValue(v string) bool {
 	return v != "" && transforms(v, 3, safeText)
 }
 
-// safeText reports whether s is no dot segment (also before a ";") and
-// holds no "/", "\\", control character or best-fit slash.
+// safeText reports whether s is valid UTF-8, no dot segment (also before
+// a ";") and holds no "/", "\\", control character or best-fit slash.
 func safeText(s string) bool {
 	head, _, _ := strings.Cut(s, ";")
-	return head != "." && head != ".." && !strings.ContainsAny(s, "/\\∕⁄⧸") && !strings.ContainsFunc(s, unicode.IsControl)
+	return utf8.ValidString(s) && head != "." && head != ".." && !strings.ContainsAny(s, "/\\∕⁄⧸") && !strings.ContainsFunc(s, unicode.IsControl)
 }
 
 // transforms calls ok on every text v can become by percent-decoding it

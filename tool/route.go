@@ -323,6 +323,8 @@ const maxDecodes = 3
 //     and Spring read it as ".."): "‥" and "︰" become ".." under NFKC;
 //   - holds "/" or "\": "／", "℀" ("a/c") and "﹨" do under NFKC;
 //   - holds a control character;
+//   - is not valid UTF-8 ("..%c0%af": an overlong "/" that lenient
+//     decoders read as one);
 //   - holds a character that Windows' best-fit conversion to a code page
 //     turns into "/" (see [bestFitSlash]: these come from no Unicode
 //     normalization form);
@@ -476,6 +478,11 @@ func stageProblem(v, stage string, how trail) error {
 	head, _, _ := strings.Cut(stage, ";")
 	if head == "." || head == ".." {
 		return fmt.Errorf("value %q would climb a path segment%s", v, how.describe(stage))
+	}
+	if !utf8.ValidString(stage) {
+		// "%c0%af" is an overlong "/": decoders that accept overlong
+		// forms (old IIS, some Java ones) read a separator there.
+		return fmt.Errorf("value %q is not valid UTF-8%s, which an upstream may decode to anything (\"%%c0%%af\" is an overlong \"/\")", v, how.describe(stage))
 	}
 	for _, c := range stage {
 		switch {

@@ -264,6 +264,8 @@ func TestBind(t *testing.T) {
 		{"escaped backslash", items, map[string]string{"id": "a%5cb"}, "", `holds '\\' once decoded`},
 		{"escaped control", items, map[string]string{"id": "a%00"}, "", "control character once decoded"},
 		{"encoded four times", items, map[string]string{"id": "%2525252e"}, "", "encoded more than 3 times"},
+		{"overlong slash", items, map[string]string{"id": "..%c0%af"}, "", `value "..%c0%af" is not valid UTF-8 once decoded`},
+		{"overlong slash, encoded twice", items, map[string]string{"id": "%25c0%25af"}, "", `value "%25c0%25af" is not valid UTF-8`},
 		// "..;x" is ".." to Tomcat, Jetty and Spring.
 		{"dot-dot with a parameter", items, map[string]string{"id": "..;x"}, "", `value "..;x" would climb a path segment`},
 		{"dot with a parameter", items, map[string]string{"id": ".;"}, "", "would climb"},
@@ -463,10 +465,10 @@ func TestBindMatch(t *testing.T) {
 	}
 	values := []string{
 		"1", "%", "100%", "50%25", "a b", "é", "日本", "?", "#", ";", "a;b", "+", "~",
-		"...", ".a", "a.", "\ufffd", "\xff", "{a}", "}", "'\"<>", "a\u2028b",
+		"...", ".a", "a.", "\ufffd", "{a}", "}", "'\"<>", "a\u2028b",
 	}
 	// Separators are refused, escaped or not.
-	refused := []string{"a/b", "/", "//", "../..", "\\", `a\b`, "%2e%2e", "%2F", "%5C", "..;", "．", "a%252Fb"}
+	refused := []string{"a/b", "/", "//", "../..", "\\", `a\b`, "%2e%2e", "%2F", "%5C", "..;", "．", "a%252Fb", "..%c0%af", "\xff"}
 	for _, tmpl := range templates {
 		for _, v := range values {
 			m := map[string]string{}
