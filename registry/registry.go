@@ -410,7 +410,7 @@ func (r *Registry[C]) Install(s *mcp.Server, deps C) {
 			Description: e.tool.Description,
 			Annotations: e.annotations(),
 		}
-		call.AddTool(e.tool.Handler, s, t, deps)
+		e.tool.Handler.AddTo(s, t, deps)
 	}
 }
 

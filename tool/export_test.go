@@ -11,14 +11,14 @@ import (
 // This file gives the package's external tests the plumbing the
 // registry and the server reach through internal/core/call.
 
-// Wrap runs one invocation of a tool added by [Handler.AddTo]: it must
+// Wrap runs one invocation of a tool added by [Handler.AddWrapped]: it must
 // call run (at most once) with the context the handler should see.
 type Wrap func(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) error) error
 
-// AddTo adds t to s, served by h with deps, every call run through wrap
-// (nil: none), as a receiving middleware.
-func (h Handler[C]) AddTo(s *mcp.Server, t *mcp.Tool, deps C, wrap Wrap) {
-	h.addTo(s, t, deps)
+// AddWrapped adds t to s, served by h with deps, every call run through
+// wrap (nil: none), as a receiving middleware.
+func (h Handler[C]) AddWrapped(s *mcp.Server, t *mcp.Tool, deps C, wrap Wrap) {
+	h.AddTo(s, t, deps)
 	if wrap == nil {
 		return
 	}

@@ -67,34 +67,35 @@ func (h Handler[C]) OutputSchema() *jsonschema.Schema {
 	return h.b.out.Schema
 }
 
-func init() {
-	call.SetAddTool(func(h any, s *mcp.Server, t *mcp.Tool, deps any) {
-		h.(interface {
-			addTo(*mcp.Server, *mcp.Tool, any)
-		}).addTo(s, t, deps)
-	})
-}
-
-// addTo adds t to s, served by h with deps (a C): the registry's Install
-// reaches it through internal/core/call. t's schemas are set here from h's
-// (callers leave them nil). It panics if h is zero or [Handler.Err] is
-// not nil; the registry checks both first.
+// AddTo adds t to s, served by h with deps: h binds its dependency
+// container here, as go-sdk's mcp.AddTool binds a typed handler, and
+// like mcp.AddTool (which builds the tool's definition and its plain
+// [mcp.ToolHandler] with toolForErr, then calls Server.AddTool) it adds
+// the tool with the low-level [mcp.Server.AddTool]: the generic types
+// stop at this method, and s stores a plain closure. The registry's
+// Install calls it for every tool it adds.
 //
-// The tool is added with the SDK's low-level Server.AddTool, its input
-// schema as the JSON encoded once (see internal/core/schema.Object): the
-// SDK's typed mcp.AddTool would encode the schema again at every add and,
-// over streamable HTTP from 2026-07-28, at every call. The handler does
-// what mcp.AddTool's would, with the SDK's schema library and texts:
-// arguments are validated against the input schema (with its defaults)
-// before fn runs, and bad ones answered with an isError result
+// t is copied; the copy's InputSchema and OutputSchema are set from h's
+// (any t carries are ignored). Its input schema is the JSON encoded once
+// when h was made (see internal/core/schema.Object): mcp.AddTool would
+// encode the schema again at every add and, over streamable HTTP from
+// 2026-07-28, at every call. The handler does what mcp.AddTool's would,
+// with the SDK's schema library and texts: arguments are validated
+// against the input schema (with its defaults) before the handler's
+// function runs, and bad ones answered with an isError result
 // `validating "arguments": ...`; a result is validated against the
 // output schema and becomes the structured content and its text copy.
-func (h Handler[C]) addTo(s *mcp.Server, t *mcp.Tool, deps any) {
+//
+// AddTo panics if h is zero or [Handler.Err] is not nil (the registry
+// refuses both at Register), or if s or t is nil.
+func (h Handler[C]) AddTo(s *mcp.Server, t *mcp.Tool, deps C) {
+	if s == nil || t == nil {
+		panic("tool: Handler.AddTo with a nil server or tool")
+	}
 	if err := h.Err(); err != nil {
 		panic(fmt.Sprintf("tool: add %q: %v", t.Name, err))
 	}
-	d, _ := deps.(C) // a nil interface C stays nil
-	h.b.add(s, t, d)
+	h.b.add(s, t, deps)
 }
 
 // Handle makes a typed Handler. fn gets the dependency container, the raw

@@ -468,7 +468,7 @@ func TestNonObject(t *testing.T) {
 					t.Errorf("AddTo panic = %v, want a tool: AddTo panic", p)
 				}
 			}()
-			tt.h.AddTo(mcp.NewServer(&mcp.Implementation{Name: "s"}, nil), &mcp.Tool{Name: "x"}, deps{}, nil)
+			tt.h.AddTo(mcp.NewServer(&mcp.Implementation{Name: "s"}, nil), &mcp.Tool{Name: "x"}, deps{})
 		})
 	}
 }
@@ -493,7 +493,7 @@ func TestZeroHandler(t *testing.T) {
 					t.Errorf("%s: AddTo panic = %v", name, p)
 				}
 			}()
-			h.AddTo(mcp.NewServer(&mcp.Implementation{Name: "s"}, nil), &mcp.Tool{Name: "x"}, deps{}, nil)
+			h.AddTo(mcp.NewServer(&mcp.Implementation{Name: "s"}, nil), &mcp.Tool{Name: "x"}, deps{})
 		}()
 	}
 	if h := tool.Handle(search); h.IsZero() {
@@ -538,20 +538,20 @@ func TestAddTo(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
 	tool.Handle(func(ctx context.Context, d deps, req *mcp.CallToolRequest, in greetArgs) (greeting, error) {
 		return greeting{Text: fmt.Sprintf("%s, %s (%v)", d.greeting, in.Name, ctx.Value(greetArgs{}))}, nil
-	}).AddTo(s, &mcp.Tool{Name: "greet", Description: "d"}, deps{greeting: "Hello"}, wrap)
+	}).AddWrapped(s, &mcp.Tool{Name: "greet", Description: "d"}, deps{greeting: "Hello"}, wrap)
 	tool.HandleResult(func(ctx context.Context, d deps, req *mcp.CallToolRequest, in greetArgs) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			&mcp.TextContent{Text: d.greeting},
 			&mcp.TextContent{Text: in.Name},
 		}}, nil
-	}).AddTo(s, &mcp.Tool{Name: "parts"}, deps{greeting: "Hi"}, nil)
+	}).AddTo(s, &mcp.Tool{Name: "parts"}, deps{greeting: "Hi"})
 	tool.HandleResult(func(ctx context.Context, d deps, req *mcp.CallToolRequest, in greetArgs) (*mcp.CallToolResult, error) {
 		return nil, errors.New("no such item")
-	}).AddTo(s, &mcp.Tool{Name: "fails"}, deps{}, nil)
-	tool.Handle(search).AddTo(s, &mcp.Tool{Name: "search"}, deps{}, nil)
+	}).AddTo(s, &mcp.Tool{Name: "fails"}, deps{})
+	tool.Handle(search).AddTo(s, &mcp.Tool{Name: "search"}, deps{})
 	tool.Handle(func(ctx context.Context, d deps, req *mcp.CallToolRequest, in struct{}) (*searchResult, error) {
 		return nil, nil
-	}).AddTo(s, &mcp.Tool{Name: "nil_result"}, deps{}, nil)
+	}).AddTo(s, &mcp.Tool{Name: "nil_result"}, deps{})
 	cs := connect(t, s)
 	ctx := context.Background()
 
@@ -806,7 +806,7 @@ func TestNullableOutputKinds(t *testing.T) {
 // the struct's order (name, price, kind, note, owner), not the alphabet's.
 func TestPropertyOrderOnTheWire(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
-	tool.Handle(create).AddTo(s, &mcp.Tool{Name: "create"}, deps{}, nil)
+	tool.Handle(create).AddTo(s, &mcp.Tool{Name: "create"}, deps{})
 	var wire syncbuf.Buffer
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := s.Connect(context.Background(), st, nil)
@@ -866,7 +866,7 @@ func TestTextMarshalerOnTheWire(t *testing.T) {
 		t.Errorf("time.Time's schema = %+v, want a date-time string", got)
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
-	h.AddTo(s, &mcp.Tool{Name: "next"}, deps{}, nil)
+	h.AddTo(s, &mcp.Tool{Name: "next"}, deps{})
 	cs := connect(t, s)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "next", Arguments: map[string]any{
 		"ticket": "T-0a0b0c0d", "when": "2026-11-30T01:02:03Z", "raw": []any{1, "two"},
@@ -900,7 +900,7 @@ func TestJSONNumberOnTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
-	h.AddTo(s, &mcp.Tool{Name: "echo"}, deps{}, nil)
+	h.AddTo(s, &mcp.Tool{Name: "echo"}, deps{})
 	cs := connect(t, s)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"n": 2.5}})
 	if err != nil {
@@ -945,7 +945,7 @@ func TestMapKeysOnTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
-	h.AddTo(s, &mcp.Tool{Name: "keys"}, deps{}, nil)
+	h.AddTo(s, &mcp.Tool{Name: "keys"}, deps{})
 	cs := connect(t, s)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "keys", Arguments: map[string]any{
 		"m": map[string]any{"-1": "minus one"}, "u": map[string]any{"7": "seven"},

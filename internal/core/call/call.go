@@ -208,15 +208,3 @@ func ClientError(err error) error {
 	}
 	return err
 }
-
-// addTool, set by package tool, adds t to s served by h (a
-// tool.Handler[C]) with deps (a C).
-var addTool func(h any, s *mcp.Server, t *mcp.Tool, deps any)
-
-// SetAddTool sets [AddTool]'s implementation; package tool calls it from
-// an init function.
-func SetAddTool(f func(h any, s *mcp.Server, t *mcp.Tool, deps any)) { addTool = f }
-
-// AddTool adds t to s, served by h (a tool.Handler of deps' type) with deps:
-// the registry's way to a handler's typed serving, which is not API.
-func AddTool(h any, s *mcp.Server, t *mcp.Tool, deps any) { addTool(h, s, t, deps) }
