@@ -154,7 +154,7 @@ func TestTransportErrors(t *testing.T) {
 			if !strings.HasSuffix(err.Error(), ": "+tt.wantText) {
 				t.Errorf("client error %q does not end in %q", err, tt.wantText)
 			}
-			if diff := cmp.Diff(typeOf(tt.wantType), typeOf(got)); diff != "" {
+			if diff := cmp.Diff(typeOf(tt.wantType), typeIn(got)); diff != "" {
 				t.Errorf("error type (-want +got):\n%s", diff)
 			}
 			if body.closed.Load() == 0 {
@@ -181,6 +181,25 @@ func typeOf(v any) string {
 		return "*authz.UnauthenticatedError"
 	case *authz.OutageError:
 		return "*authz.OutageError"
+	}
+	return "other"
+}
+
+// typeIn names the authorization error in err's chain, as typeOf names
+// its value's type.
+func typeIn(err error) string {
+	var (
+		d *authz.DeniedError
+		u *authz.UnauthenticatedError
+		o *authz.OutageError
+	)
+	switch {
+	case errors.As(err, &d):
+		return typeOf(d)
+	case errors.As(err, &u):
+		return typeOf(u)
+	case errors.As(err, &o):
+		return typeOf(o)
 	}
 	return "other"
 }

@@ -112,7 +112,12 @@ func (h Handler[C]) AddTo(s *mcp.Server, t *mcp.Tool, deps C) {
 // In and Out must reflect to object schemas (structs or maps; pointers to
 // them): structured results are objects, so wrap a list in a struct. A
 // plain error from fn becomes an isError result; a *jsonrpc.Error becomes
-// a protocol error.
+// a protocol error. The client sees an error's text, except where its
+// chain holds an error with a method ClientText() string (authz's
+// refusals have one): the client then sees that text, whatever wraps it;
+// and an error whose text shows an upstream request's URL (it wraps a
+// *url.Error, as an http.Client's errors do) shows "upstream request
+// failed".
 func Handle[C, In, Out any](fn func(ctx context.Context, deps C, req *mcp.CallToolRequest, in In) (Out, error)) Handler[C] {
 	if fn == nil {
 		return Handler[C]{}
@@ -203,8 +208,8 @@ func arguments(in *schema.Object, req *mcp.CallToolRequest, args any) *mcp.CallT
 // with into the call's answer, as the SDK's typed tools do: a question
 // (see [Handle]) becomes the result; a *jsonrpc.Error, a protocol error;
 // any other error or a panic, an isError result (a panic's a
-// *call.PanicError, which the server logs with its stack; an error's
-// text as [call.ClientError] shows it). A nil result and nil error mean
+// *call.PanicError, which the server logs with its stack; an error,
+// shown as [call.ClientError] shows it). A nil result and nil error mean
 // fn succeeded.
 func invoke(name string, fn func() (*mcp.CallToolResult, error)) (res *mcp.CallToolResult, err error) {
 	defer func() {

@@ -973,3 +973,37 @@ func TestMapKeysOnTheWire(t *testing.T) {
 		}
 	}
 }
+
+// secretError has a text for the server's log and another for the client.
+type secretError struct{ detail string }
+
+func (e *secretError) Error() string      { return "lookup failed: " + e.detail }
+func (e *secretError) ClientText() string { return "lookup failed" }
+
+// TestClientText: an error with a ClientText method, anywhere in the
+// handler's error chain, shows the client that text and nothing else of
+// the chain (no package needs to be linked for it); an error without one
+// shows its own text, and one that would show an upstream URL a fixed
+// text.
+func TestClientText(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
+	for name, err := range map[string]error{
+		"texter":   fmt.Errorf("catalog: %w", &url.Error{Op: "Get", URL: "http://internal:8080/x", Err: &secretError{"db at 10.0.0.7 down"}}),
+		"plain":    errors.New("no such item"),
+		"upstream": &url.Error{Op: "Get", URL: "http://internal:8080/x", Err: errors.New("connection refused")},
+	} {
+		tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct{}) (searchResult, error) {
+			return searchResult{}, err
+		}).AddTo(s, &mcp.Tool{Name: name}, deps{})
+	}
+	cs := connect(t, s)
+	for name, want := range map[string]string{"texter": "lookup failed", "plain": "no such item", "upstream": "upstream request failed"} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !res.IsError || !slicesEqual(texts(res), []string{want}) {
+			t.Errorf("%s: isError %v, content %q; want the error %q", name, res.IsError, texts(res), want)
+		}
+	}
+}

@@ -1,7 +1,7 @@
 // Package call holds what tool, registry, server and authz share about
 // one tool call: the tool it belongs to, its progress state, and the
-// errors of the call path (a recovered panic, an upstream failure shown
-// with a fixed text). Nothing here is API.
+// errors of the call path (a recovered panic, an error shown to the
+// client by a text of its own). Nothing here is API.
 //
 // A call is begun once, by the outermost layer that runs it: the
 // server's chain under server.New, else the registry's middleware on a
@@ -168,15 +168,6 @@ func (e *PanicError) Error() string {
 	return "internal error: the tool failed unexpectedly; the failure was logged"
 }
 
-// fixed, set by authz when it is linked, returns the error of err's chain
-// whose text is fixed and safe to show a client (an authorization
-// refusal), or nil.
-var fixed func(err error) error
-
-// SetFixed sets the function [ClientError] asks for an error of fixed
-// text; authz calls it from an init function.
-func SetFixed(f func(err error) error) { fixed = f }
-
 // UpstreamError is what a client sees of an error that would show it an
 // upstream request's URL (a *url.Error's text): a fixed text. Err is the
 // handler's error, for the server's log.
@@ -188,19 +179,39 @@ func (e *UpstreamError) Error() string { return "upstream request failed" }
 // Unwrap returns e.Err.
 func (e *UpstreamError) Unwrap() error { return e.Err }
 
+// ClientTexter is an error whose text for a tool's client is its
+// ClientText, whatever wraps it: authz's refusals, whose texts are fixed
+// and tell nothing of why.
+type ClientTexter interface {
+	ClientText() string
+}
+
+// ShownError is what a client sees of an error whose chain holds a
+// [ClientTexter]: its ClientText. Err is the handler's error, for the
+// server's log and classification (it unwraps to it).
+type ShownError struct {
+	Text string
+	Err  error
+}
+
+// Error returns e.Text.
+func (e *ShownError) Error() string { return e.Text }
+
+// Unwrap returns e.Err.
+func (e *ShownError) Unwrap() error { return e.Err }
+
 // ClientError returns the error a tool's client is shown for a handler's
-// err: an authorization refusal anywhere in err's chain as itself (its
-// text is fixed); else, if err's text shows an upstream request's URL
-// (it wraps a *url.Error, as an http.Client's errors do), an
-// [UpstreamError]; else err.
+// err: for a [ClientTexter] anywhere in err's chain (the first one), a
+// [ShownError] of its text; else, if err's text shows an upstream
+// request's URL (it wraps a *url.Error, as an http.Client's errors do),
+// an [UpstreamError]; else err.
 func ClientError(err error) error {
 	if err == nil {
 		return nil
 	}
-	if fixed != nil {
-		if f := fixed(err); f != nil {
-			return f
-		}
+	var ct ClientTexter
+	if errors.As(err, &ct) {
+		return &ShownError{Text: ct.ClientText(), Err: err}
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) && ue.URL != "" && strings.Contains(err.Error(), ue.URL) {
