@@ -170,8 +170,7 @@ func (a routeAuthorizer) AllowMany(_ context.Context, _ authz.Caller, rs []tool.
 }
 
 // TestUpstreamErrorsShownFixed: whatever a handler returns, a client sees
-// an upstream refusal as authz's fixed text and never an upstream URL;
-// the upstream transport asks the server's authorizer when given none.
+// an upstream refusal as authz's fixed text and never an upstream URL.
 func TestUpstreamErrorsShownFixed(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}") }))
 	defer up.Close()
@@ -179,8 +178,9 @@ func TestUpstreamErrorsShownFixed(t *testing.T) {
 	dead.Close() // nothing listens there any more
 	list := tool.ServiceRoute("things", "GET", "/api/v1/things")
 	one := tool.ServiceRoute("things", "GET", "/api/v1/things/{id}")
+	a := routeAuthorizer{map[tool.Route]bool{list: true}}
 	get := func(ctx context.Context, base, path string) error {
-		client := &http.Client{Transport: authz.Transport(nil, "things", base, nil)}
+		client := &http.Client{Transport: authz.Transport(nil, "things", base, a, nil)}
 		req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
 		resp, err := client.Do(req)
 		if err != nil {
@@ -200,7 +200,7 @@ func TestUpstreamErrorsShownFixed(t *testing.T) {
 			}),
 		})
 	}
-	s, err := server.New(server.Options{Authorizer: routeAuthorizer{map[tool.Route]bool{list: true}}, Logger: discardLogger}, server.Install(r, struct{}{}))
+	s, err := server.New(server.Options{Authorizer: a, Logger: discardLogger}, server.Install(r, struct{}{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,9 +49,8 @@ var ErrShuttingDown = errors.New("server: shutting down")
 //  3. for tools/call: the per-call deadline ([Options.CallTimeout]), one
 //     log record (tool, caller subject, outcome, duration; never the
 //     bearer; a panic's value and stack), and the call itself, begun
-//     once: its context carries the tool (tool.CallFromContext), the
-//     server's authorizer and logger (for authz.Transport), and, when
-//     the client gave a progress token, the call's progress state
+//     once: its context carries the tool (tool.CallFromContext) and,
+//     when the client gave a progress token, the call's progress state
 //     (tool.Progress reports end with the call) and its liveness reports
 //     ([Options.ProgressInterval]);
 //  4. authz.Middleware: tools/list shows only the tools the caller may
@@ -124,7 +123,7 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	}
 	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: make(map[string]*call.Tool, len(tools)), lists: newListCache(tools)}
 	for _, t := range tools {
-		c.known[t.Tool] = &call.Tool{Info: t, Authorizer: opts.Authorizer, Logger: c.log, Server: true}
+		c.known[t.Tool] = &call.Tool{Info: t, Server: true}
 	}
 	mw := []mcp.Middleware{
 		c.middleware,

@@ -25,10 +25,6 @@ import (
 type Tool struct {
 	// Info is the tool's *tool.Call (this package cannot import tool).
 	Info any
-	// Authorizer is the server's authz.Authorizer; nil on a bare server.
-	Authorizer any
-	// Logger is the server's *slog.Logger; nil on a bare server.
-	Logger any
 	// Server reports that the server's chain runs the call: it logs a
 	// panic (with its stack) in the call's log record and ends the call.
 	Server bool
