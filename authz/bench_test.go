@@ -277,7 +277,7 @@ func BenchmarkOverhead(b *testing.B) {
 		resp := &http.Response{StatusCode: 200, Body: http.NoBody}
 		base := roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })
 		rt := authz.Transport(base, "catalog", "http://catalog.internal", a, nil)
-		tctx := call.With(cctx, &call.Tool{Info: &tool.Call{Tool: "get_res42", ServiceKey: "catalog", Routes: []tool.Route{routes[42]}}})
+		tctx := call.With(cctx, &call.Tool[tool.Call]{Info: &tool.Call{Tool: "get_res42", ServiceKey: "catalog", Routes: []tool.Route{routes[42]}}})
 		req, _ := http.NewRequestWithContext(tctx, "GET", "http://catalog.internal/api/v1/res42/item-7", nil)
 		if _, err := rt.RoundTrip(req); err != nil {
 			b.Fatal(err)

@@ -271,7 +271,7 @@ func accessOf(reg *registry.Registry[*deps], skip ...string) []*tool.Call {
 
 // withCall returns ctx carrying c, as a call's context does.
 func withCall(ctx context.Context, c *tool.Call) context.Context {
-	return call.With(ctx, &call.Tool{Info: c})
+	return call.With(ctx, &call.Tool[tool.Call]{Info: c})
 }
 
 func containsStr(s []string, v string) bool {

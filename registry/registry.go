@@ -398,9 +398,9 @@ func (r *Registry[C]) Install(s *mcp.Server, deps C) {
 	r.installed = true
 	entries := slices.Clone(r.sorted)
 	r.mu.Unlock()
-	tools := make(map[string]*call.Tool, len(entries))
+	tools := make(map[string]*call.Tool[tool.Call], len(entries))
 	for _, e := range entries {
-		tools[e.tool.Name] = &call.Tool{Info: e.call}
+		tools[e.tool.Name] = &call.Tool[tool.Call]{Info: e.call}
 	}
 	s.AddReceivingMiddleware(callMiddleware(tools))
 	for _, e := range entries {
@@ -416,7 +416,7 @@ func (r *Registry[C]) Install(s *mcp.Server, deps C) {
 
 // callMiddleware is Install's receiving middleware for the calls of
 // tools (see [Registry.Install]).
-func callMiddleware(tools map[string]*call.Tool) mcp.Middleware {
+func callMiddleware(tools map[string]*call.Tool[tool.Call]) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			cr, ok := req.(*mcp.CallToolRequest)
@@ -427,7 +427,7 @@ func callMiddleware(tools map[string]*call.Tool) mcp.Middleware {
 			if t == nil {
 				return next(ctx, method, req)
 			}
-			if outer, _ := call.From(ctx); outer != nil && outer.Server {
+			if outer := call.From[tool.Call](ctx); outer != nil && outer.Server {
 				return recoverSDK(ctx, next, method, cr)
 			}
 			// A bare server: this is the outermost layer of the call.

@@ -121,9 +121,9 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	for _, in := range installs {
 		in.Install(s)
 	}
-	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: make(map[string]*call.Tool, len(tools)), lists: newListCache(tools)}
+	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: make(map[string]*call.Tool[tool.Call], len(tools)), lists: newListCache(tools)}
 	for _, t := range tools {
-		c.known[t.Tool] = &call.Tool{Info: t, Server: true}
+		c.known[t.Tool] = &call.Tool[tool.Call]{Info: t, Server: true}
 	}
 	mw := []mcp.Middleware{
 		c.middleware,
@@ -206,9 +206,9 @@ type chain struct {
 	opts     Options
 	log      *slog.Logger
 	timeout  time.Duration
-	interval time.Duration         // liveness reports; 0: none
-	known    map[string]*call.Tool // by name: what every call of the tool shares
-	lists    *listCache            // tools/list pages from definitions encoded once
+	interval time.Duration                    // liveness reports; 0: none
+	known    map[string]*call.Tool[tool.Call] // by name: what every call of the tool shares
+	lists    *listCache                       // tools/list pages from definitions encoded once
 }
 
 // tokenCaller is where [HTTPHandler]'s verifier leaves the caller, in
@@ -350,7 +350,7 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 		} else {
 			ctx = context.WithValue(ctx, call.Key{}, v)
 		}
-		if _, progress := v.(*call.State); progress && c.interval > 0 {
+		if v.State() != nil && c.interval > 0 {
 			defer c.heartbeats(ctx, req, start)()
 		}
 	}

@@ -42,16 +42,12 @@ func (h Handler[C]) AddWrapped(s *mcp.Server, t *mcp.Tool, deps C, wrap Wrap) {
 func BeginCall(ctx context.Context, c *Call) (context.Context, func()) {
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{}}
 	req.Params.SetProgressToken("test")
-	var info any
-	if c != nil {
-		info = c
-	}
-	return call.Begin(ctx, &call.Tool{Info: info}, req)
+	return call.Begin(ctx, &call.Tool[Call]{Info: c}, req)
 }
 
 // WithCall returns ctx carrying c, without progress state.
 func WithCall(ctx context.Context, c *Call) context.Context {
-	return call.With(ctx, &call.Tool{Info: c})
+	return call.With(ctx, &call.Tool[Call]{Info: c})
 }
 
 // Heartbeat is the server's liveness report.

@@ -130,7 +130,7 @@ func BenchmarkOverhead(b *testing.B) {
 			if _, err := a.AllowMany(ctx, viewer, routes); err != nil {
 				return nil, err
 			}
-			r, _ := http.NewRequestWithContext(icall.With(ctx, &icall.Tool{Info: call}), http.MethodGet, "http://upstream"+strings.TrimPrefix(bound.URI, "/items"), nil)
+			r, _ := http.NewRequestWithContext(icall.With(ctx, &icall.Tool[tool.Call]{Info: call}), http.MethodGet, "http://upstream"+strings.TrimPrefix(bound.URI, "/items"), nil)
 			if _, err := rt.RoundTrip(r); err != nil {
 				return nil, err
 			}

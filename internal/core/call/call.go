@@ -20,22 +20,34 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Tool is what every call of one tool shares. It is built once per tool
-// and server (or registry installation), never per call.
-type Tool struct {
-	// Info is the tool's *tool.Call (this package cannot import tool).
-	Info any
+// Tool is what every call of one tool shares, and the value a call's
+// context carries under [Key]: one built per tool and server (or
+// registry installation) for calls without progress state, and a copy
+// with a fresh [State] for a call whose client sent a progress token.
+//
+// I is the type of the tool's description, tool.Call (this package
+// cannot import tool, which imports it); every layer uses that one type.
+type Tool[I any] struct {
+	// Info describes the tool.
+	Info *I
 	// Server reports that the server's chain runs the call: it logs a
 	// panic (with its stack) in the call's log record and ends the call.
 	Server bool
+
+	st *State // nil: no progress token
 }
+
+// State returns t's progress state: nil for a call whose client asked no
+// progress (and for the Tool a call of it is begun from).
+func (t *Tool[I]) State() *State { return t.st }
+
+// state is what [Notify] asks of a context's call, whatever its I.
+func (t *Tool[I]) state() *State { return t.st }
 
 // State is one call's progress state: the last progress value sent, and
 // whether the call has ended. It exists only for a call whose client
 // sent a progress token.
 type State struct {
-	Tool *Tool
-
 	mu    sync.Mutex // held while a notification is sent: sends are ordered
 	ended bool
 	sent  bool    // a progress notification was sent
@@ -43,44 +55,55 @@ type State struct {
 	total float64 // its total (0: unknown)
 }
 
-// Key is the context key a call's context carries the call under: a
+// Key is the context key a call's context carries its *[Tool] under: a
 // context type of the server's own may answer it (see [New]).
 type Key struct{}
 
+// progressCall is a call with progress state, in one allocation.
+type progressCall[I any] struct {
+	t  Tool[I]
+	st State
+}
+
 // New begins a call of t: it returns what the call's context carries
 // under [Key] (t itself, without a progress token in req; with one, a
-// fresh [State], which end ends). A call is begun once, by the outermost
-// layer running it.
-func New(t *Tool, req *mcp.CallToolRequest) (v any, end func()) {
+// copy of t with a fresh [State], which end ends). A call is begun once,
+// by the outermost layer running it.
+func New[I any](t *Tool[I], req *mcp.CallToolRequest) (c *Tool[I], end func()) {
 	if req == nil || req.Params == nil || req.Params.GetProgressToken() == nil {
 		return t, func() {}
 	}
-	st := &State{Tool: t}
-	return st, st.End
+	p := &progressCall[I]{t: *t}
+	p.t.st = &p.st
+	return &p.t, p.st.End
 }
 
 // Begin is [New], returning ctx with the call in it.
-func Begin(ctx context.Context, t *Tool, req *mcp.CallToolRequest) (_ context.Context, end func()) {
-	v, end := New(t, req)
-	return context.WithValue(ctx, Key{}, v), end
+func Begin[I any](ctx context.Context, t *Tool[I], req *mcp.CallToolRequest) (_ context.Context, end func()) {
+	c, end := New(t, req)
+	return context.WithValue(ctx, Key{}, c), end
 }
 
-// With returns ctx carrying t without progress state, for tests of code
-// that reads the call.
-func With(ctx context.Context, t *Tool) context.Context {
+// With returns ctx carrying t (without progress state, unless t is a
+// call begun with [New]), for tests of code that reads the call.
+func With[I any](ctx context.Context, t *Tool[I]) context.Context {
 	return context.WithValue(ctx, Key{}, t)
 }
 
-// From returns the call ctx belongs to and its progress state (nil when
-// the client asked no progress); nil, nil outside a call.
-func From(ctx context.Context) (*Tool, *State) {
-	switch v := ctx.Value(Key{}).(type) {
-	case *Tool:
-		return v, nil
-	case *State:
-		return v.Tool, v
+// From returns the call ctx belongs to, nil outside a call (or in a call
+// whose description is not an I).
+func From[I any](ctx context.Context) *Tool[I] {
+	t, _ := ctx.Value(Key{}).(*Tool[I])
+	return t
+}
+
+// stateFrom returns the progress state of ctx's call, or nil.
+func stateFrom(ctx context.Context) *State {
+	c, _ := ctx.Value(Key{}).(interface{ state() *State })
+	if c == nil {
+		return nil
 	}
-	return nil, nil
+	return c.state()
 }
 
 // End ends the call: later notifications send nothing. It waits for a
@@ -106,7 +129,7 @@ func Notify(ctx context.Context, req *mcp.CallToolRequest, message string, next 
 	if token == nil {
 		return nil
 	}
-	_, st := From(ctx)
+	st := stateFrom(ctx)
 	if st == nil {
 		return ErrNoCall
 	}
