@@ -135,18 +135,15 @@ func Handle[C, In, Out any](fn func(ctx context.Context, deps C, req *mcp.CallTo
 		tt := *t
 		tt.InputSchema, tt.OutputSchema = in.JSON, out.Schema
 		name := t.Name
-		s.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+			defer recoverCall(name, &res, &err)
 			var args In
 			if bad := arguments(in, req, &args); bad != nil {
 				return bad, nil
 			}
-			var v Out
-			res, err := invoke(name, func() (res *mcp.CallToolResult, err error) {
-				v, err = fn(ctx, deps, req, args)
-				return nil, err
-			})
-			if res != nil || err != nil {
-				return res, err
+			v, err := fn(ctx, deps, req, args)
+			if err != nil {
+				return answer(err)
 			}
 			result := any(v)
 			if nilOut != nil && result == any(*new(Out)) {
@@ -172,18 +169,20 @@ func HandleResult[C, In any](fn func(ctx context.Context, deps C, req *mcp.CallT
 		tt := *t
 		tt.InputSchema, tt.OutputSchema = in.JSON, nil
 		name := t.Name
-		s.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+			defer recoverCall(name, &res, &err)
 			var args In
 			if bad := arguments(in, req, &args); bad != nil {
 				return bad, nil
 			}
-			res, err := invoke(name, func() (*mcp.CallToolResult, error) {
-				return fn(ctx, deps, req, args)
-			})
-			if res == nil && err == nil {
+			res, err = fn(ctx, deps, req, args)
+			if err != nil {
+				return answer(err)
+			}
+			if res == nil {
 				res = &mcp.CallToolResult{}
 			}
-			return res, err
+			return res, nil
 		})
 	}
 	return Handler[C]{b: b}
@@ -204,23 +203,27 @@ func arguments(in *schema.Object, req *mcp.CallToolRequest, args any) *mcp.CallT
 	return nil
 }
 
-// invoke runs a handler's fn for the tool name and turns what it ends
-// with into the call's answer, as the SDK's typed tools do: a question
-// (see [Handle]) becomes the result; a *jsonrpc.Error, a protocol error;
-// any other error or a panic, an isError result (a panic's a
-// *call.PanicError, which the server logs with its stack; an error,
-// shown as [call.ClientError] shows it). A nil result and nil error mean
-// fn succeeded.
-func invoke(name string, fn func() (*mcp.CallToolResult, error)) (res *mcp.CallToolResult, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			res, err = errorResult(&call.PanicError{Tool: name, Value: p, Stack: debug.Stack()}), nil
-		}
-	}()
-	res, err = fn()
-	if err == nil {
-		return res, nil
+// recoverCall is the handler's panic boundary, deferred by every
+// handler [Handler.AddTo] adds: a panic anywhere in the handler's work
+// (decoding the arguments, a field type's UnmarshalJSON or UnmarshalText;
+// fn itself; encoding the result, MarshalJSON or MarshalText) ends the
+// call of the tool name with an isError result of a *call.PanicError,
+// whose text is generic and which the server (or, on a bare server, the
+// registry) logs with its stack. It is the one boundary a tool's own
+// code needs: what a client sees of a panicking tool is a tool error,
+// and the session goes on. The server's chain has its own, for its
+// middleware and the SDK's work around the handler.
+func recoverCall(name string, res **mcp.CallToolResult, err *error) {
+	if p := recover(); p != nil {
+		*res, *err = errorResult(&call.PanicError{Tool: name, Value: p, Stack: debug.Stack()}), nil
 	}
+}
+
+// answer turns the error a handler's fn ended with into the call's
+// answer, as the SDK's typed tools do: a question (see [Handle]) becomes
+// the result; a *jsonrpc.Error, a protocol error; any other error an
+// isError result, shown as [call.ClientError] shows it.
+func answer(err error) (*mcp.CallToolResult, error) {
 	if ask := inputRequired(err); ask != nil {
 		return ask, nil
 	}

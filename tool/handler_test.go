@@ -1007,3 +1007,61 @@ func TestClientText(t *testing.T) {
 		}
 	}
 }
+
+// brittle marshals as text and panics on the input "boom" (decoding) or
+// when its value is "boom" (encoding).
+type brittle string
+
+func (b brittle) MarshalText() ([]byte, error) {
+	if b == "boom" {
+		panic("brittle: cannot encode boom")
+	}
+	return []byte(b), nil
+}
+
+func (b *brittle) UnmarshalText(t []byte) error {
+	if string(t) == "boom" {
+		panic("brittle: cannot decode boom")
+	}
+	*b = brittle(t)
+	return nil
+}
+
+// TestPanicBoundary: the handler's own boundary covers all its work, on
+// a bare *mcp.Server with no middleware at all: a panic in fn, in the
+// decoding of the arguments (UnmarshalText) or in the encoding of the
+// result (MarshalText) answers with the generic isError result, and the
+// session goes on.
+func TestPanicBoundary(t *testing.T) {
+	type echo struct {
+		V brittle `json:"v"`
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
+	tool.Handle(func(_ context.Context, _ deps, _ *mcp.CallToolRequest, in echo) (echo, error) {
+		switch in.V {
+		case "in":
+			return echo{V: "boom"}, nil
+		case "fn":
+			panic("fn")
+		}
+		return in, nil
+	}).AddTo(s, &mcp.Tool{Name: "echo"}, deps{})
+	tool.HandleResult(func(context.Context, deps, *mcp.CallToolRequest, echo) (*mcp.CallToolResult, error) {
+		panic("whole")
+	}).AddTo(s, &mcp.Tool{Name: "whole"}, deps{})
+	cs := connect(t, s)
+	const generic = "internal error: the tool failed unexpectedly; the failure was logged"
+	for _, c := range []struct{ tool, v string }{{"echo", "boom"}, {"echo", "in"}, {"echo", "fn"}, {"whole", "x"}} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{"v": c.v}})
+		if err != nil {
+			t.Fatalf("%s %q: protocol error %v, want an isError result", c.tool, c.v, err)
+		}
+		if !res.IsError || !slicesEqual(texts(res), []string{generic}) {
+			t.Errorf("%s %q: isError %v, content %q; want %q", c.tool, c.v, res.IsError, texts(res), generic)
+		}
+		res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"v": "ok"}})
+		if err != nil || res.IsError {
+			t.Fatalf("after %s %q: %v %v", c.tool, c.v, err, texts(res))
+		}
+	}
+}
