@@ -69,12 +69,13 @@ var ErrShuttingDown = errors.New("server: shutting down")
 //     it: a middleware that changes a listed tool replaces it with a
 //     changed copy, as it would a tool of the SDK's, never changing it in
 //     place;
-//  7. the installers' own middleware (a registry's recovers a panic in
-//     the decoding of the arguments or the encoding of the result into
-//     an isError result), then the SDK, then the typed handler, which
-//     validates and decodes the arguments, turns its own panic into an
-//     isError result with a generic text and shows a client the fixed
-//     text of an authorization refusal (see tool.Handle).
+//  7. the installers' own middleware, if any ([Install] adds none: a
+//     registry's tools are added with registry.AddTools, since the call
+//     is begun in step 3), then the SDK, then the typed handler, which
+//     validates and decodes the arguments, turns a panic in any of its
+//     work (decoding the arguments, the tool's function, encoding the
+//     result) into an isError result with a generic text and shows a
+//     client an error's client text (see tool.Handle).
 //
 // [Options.Observers] run between steps 2 and 3: after the caller is
 // known, before anything can refuse the request. A panic in one is
@@ -123,7 +124,7 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	}
 	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: make(map[string]*call.Tool[tool.Call], len(tools)), lists: newListCache(tools)}
 	for _, t := range tools {
-		c.known[t.Tool] = &call.Tool[tool.Call]{Info: t, Server: true}
+		c.known[t.Tool] = &call.Tool[tool.Call]{Info: t}
 	}
 	mw := []mcp.Middleware{
 		c.middleware,

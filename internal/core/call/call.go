@@ -3,10 +3,11 @@
 // errors of the call path (a recovered panic, an error shown to the
 // client by a text of its own). Nothing here is API.
 //
-// A call is begun once, by the outermost layer that runs it: the
-// server's chain under server.New, else the registry's middleware on a
-// bare *mcp.Server. [Begin] puts the call in the context; [From] reads
-// it back.
+// A call is begun once, by the one layer that owns it: the server's
+// chain under server.New (whose installers add tools with
+// registry.AddTools), the registry's middleware on a bare *mcp.Server
+// (registry.Install). Neither looks for the other. [Begin] puts the call
+// in the context; [From] reads it back.
 package call
 
 import (
@@ -30,9 +31,6 @@ import (
 type Tool[I any] struct {
 	// Info describes the tool.
 	Info *I
-	// Server reports that the server's chain runs the call: it logs a
-	// panic (with its stack) in the call's log record and ends the call.
-	Server bool
 
 	st *State // nil: no progress token
 }
