@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -426,7 +425,10 @@ func (r *Registry[C]) add(s *mcp.Server, deps C) map[string]*call.Tool[tool.Call
 }
 
 // callMiddleware is Install's receiving middleware for the calls of
-// tools (see [Registry.Install]).
+// tools (see [Registry.Install]). It recovers nothing: the handler's own
+// boundary answers a panic in its work (see tool.Handle), and the
+// SDK's work around it is the server's to guard (server.New's chain
+// does).
 func callMiddleware(tools map[string]*call.Tool[tool.Call]) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -440,7 +442,7 @@ func callMiddleware(tools map[string]*call.Tool[tool.Call]) mcp.Middleware {
 			}
 			ctx, end := call.Begin(ctx, t, cr)
 			defer end()
-			res, err := recoverSDK(ctx, next, method, cr)
+			res, err := next(ctx, method, cr)
 			if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
 				var pe *PanicError
 				if errors.As(r.GetError(), &pe) {
@@ -453,19 +455,6 @@ func callMiddleware(tools map[string]*call.Tool[tool.Call]) mcp.Middleware {
 			return res, err
 		}
 	}
-}
-
-// recoverSDK runs next, turning a panic into the isError result of a
-// panicking handler.
-func recoverSDK(ctx context.Context, next mcp.MethodHandler, method string, req *mcp.CallToolRequest) (res mcp.Result, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			r := new(mcp.CallToolResult)
-			r.SetError(&PanicError{Tool: req.Params.Name, Value: p, Stack: debug.Stack()})
-			res, err = r, nil
-		}
-	}()
-	return next(ctx, method, req)
 }
 
 // PanicError is the error a panicking call ends with: Tool names the tool

@@ -245,9 +245,10 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		ctx, caller := c.resolveCaller(ctx, req)
-		// The observers run outside serve's own recovery: a panicking
-		// observer must not take the process down either.
-		defer c.recoverOther(ctx, method, caller, &err)
+		// The observers' panic boundary. They run outside the call path's
+		// (see serve), so that they see its answer to a panic below them;
+		// a panicking observer must not take the process down either.
+		defer c.recoverPanic(ctx, method, nil, caller, time.Time{}, &res, &err)
 		res, err = served(ctx, method, req)
 		if method == "tools/list" && err == nil {
 			// Last, so that every layer sees an *mcp.ListToolsResult.
@@ -259,12 +260,26 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // serve is the call path after the caller's resolution and the
 // observers.
+//
+// It is the call path's panic boundary: a panic anywhere below it (authz,
+// the argument decoding, Options.Middleware, the installers' middleware,
+// the SDK's work around a handler, and a handler that recovers nothing
+// itself) answers the JSON-RPC error -32603 "internal error", is logged
+// with its stack (for tools/call in the call's record, outcome "panic")
+// and reported to Options.OnError. The typed handlers have a boundary of
+// their own, which answers a tool's panic with an isError result (see
+// tool.Handle); nothing else in the path recovers.
 func (c *chain) serve(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		start := time.Now()
 		caller, _ := authz.CallerFromContext(ctx)
 		d := drainFrom(ctx)
 		cr, isCall := req.(*mcp.CallToolRequest)
 		isCall = isCall && method == "tools/call" && cr.Params != nil
+		if !isCall {
+			cr = nil
+		}
+		defer c.recoverPanic(ctx, method, cr, caller, start, &res, &err)
 		if d != nil && !isCall {
 			// Every request ends at a hard shutdown, not only calls: the
 			// SDK runs requests of a session on a context nothing else
@@ -275,9 +290,8 @@ func (c *chain) serve(next mcp.MethodHandler) mcp.MethodHandler {
 			defer context.AfterFunc(d.Aborted(), func() { cancel(ErrShuttingDown) })()
 		}
 		if isCall {
-			return c.call(ctx, d, method, cr, caller, next)
+			return c.call(ctx, d, method, cr, caller, start, next)
 		}
-		defer c.recoverOther(ctx, method, caller, &err)
 		res, err = next(ctx, method, req)
 		if method != "tools/call" && isInternal(err) {
 			c.opts.reportError("toolroute: internal error", fmt.Errorf("%s: %w", method, err))
@@ -293,33 +307,35 @@ func isInternal(err error) bool {
 	return errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInternalError
 }
 
-func (c *chain) recoverOther(ctx context.Context, method string, caller authz.Caller, errp *error) {
-	if p := recover(); p != nil {
-		pe := &registry.PanicError{Value: p, Stack: debug.Stack()}
+// recoverPanic is deferred by the server's two panic boundaries (see
+// [chain.serve] and [chain.middleware]): it recovers a panic into the
+// JSON-RPC error -32603 "internal error", logs it with its stack (in the
+// record of call, a tools/call begun at start; else as a panic in the
+// chain) and reports it to Options.OnError.
+func (c *chain) recoverPanic(ctx context.Context, method string, call *mcp.CallToolRequest, caller authz.Caller, start time.Time, resp *mcp.Result, errp *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	pe := &registry.PanicError{Value: p, Stack: debug.Stack()}
+	*resp, *errp = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+	if call != nil {
+		pe.Tool = call.Params.Name
+		c.logCall(context.WithoutCancel(ctx), pe.Tool, caller, outcomePanic, time.Since(start), pe)
+	} else {
 		c.log.ErrorContext(ctx, "toolroute: panic in the middleware chain",
 			slog.String("method", method), slog.String("subject", caller.Subject),
 			slog.Any("panic", pe.Value), slog.String("stack", string(pe.Stack)))
-		if c.opts.OnError != nil {
-			c.opts.OnError(pe)
-		}
-		*errp = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+	}
+	if c.opts.OnError != nil {
+		c.opts.OnError(pe)
 	}
 }
 
-// call runs one tools/call under its deadline, begins it and logs it.
-func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.CallToolRequest, caller authz.Caller, next mcp.MethodHandler) (res mcp.Result, err error) {
-	start := time.Now()
+// call runs one tools/call, begun at start, under its deadline, begins
+// it and logs it.
+func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.CallToolRequest, caller authz.Caller, start time.Time, next mcp.MethodHandler) (res mcp.Result, err error) {
 	name := req.Params.Name
-	defer func() {
-		if p := recover(); p != nil {
-			pe := &registry.PanicError{Tool: name, Value: p, Stack: debug.Stack()}
-			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
-			c.logCall(context.WithoutCancel(ctx), name, caller, outcomePanic, time.Since(start), pe)
-			if c.opts.OnError != nil {
-				c.opts.OnError(pe)
-			}
-		}
-	}()
 	if d != nil {
 		if !d.Add(req) {
 			c.logCall(ctx, name, caller, outcomeCancelled, time.Since(start), ErrShuttingDown)
