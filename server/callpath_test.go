@@ -200,15 +200,27 @@ func TestUpstreamErrorsShownFixed(t *testing.T) {
 			}),
 		})
 	}
-	s, err := server.New(server.Options{Authorizer: a, Logger: discardLogger}, server.Install(r, struct{}{}))
+	sink, logger := newLogSink()
+	s, err := server.New(server.Options{Authorizer: a, Logger: logger}, server.Install(r, struct{}{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cs := servertest.Connect(t, s, &authz.Caller{Subject: "alice"}, nil)
-	for name, want := range map[string]string{"denied": "not authorized (insufficient_scope)", "down": "upstream request failed"} {
-		res := call(t, cs, name, nil)
-		if !res.IsError || text(res) != want {
-			t.Errorf("%s: isError %v, text %q; want %q", name, res.IsError, text(res), want)
+	for _, c := range []struct{ name, want string }{{"denied", "not authorized (insufficient_scope)"}, {"down", "upstream request failed"}} {
+		res := call(t, cs, c.name, nil)
+		if !res.IsError || text(res) != c.want {
+			t.Errorf("%s: isError %v, text %q; want %q", c.name, res.IsError, text(res), c.want)
 		}
+	}
+
+	// The log record classifies the call by the refusal it wraps: an
+	// upstream request authz.Transport denied is "denied", not a
+	// "tool_error" like an upstream that is down.
+	var got []string
+	for _, rec := range sink.calls(t) {
+		got = append(got, fmt.Sprint(rec["tool"], "=", rec["outcome"]))
+	}
+	if diff := cmp.Diff([]string{"denied=denied", "down=tool_error"}, got); diff != "" {
+		t.Errorf("call records (-want +got):\n%s", diff)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/internal/core/call"
 	"github.com/toolroute/toolroute/internal/core/truncate"
+	"github.com/toolroute/toolroute/internal/serve/outcome"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -176,32 +177,6 @@ func collect(installs []Installer) ([]*tool.Call, error) {
 	return tools, errors.Join(errs...)
 }
 
-// outcome is how a tools/call ended, as logged in the "outcome"
-// attribute: "ok" (the tool returned a result), "tool_error" (an isError
-// result), "denied" (authorization refused the call or an upstream
-// request, or the tool is hidden), "panic" (the tool or a middleware
-// panicked), "cancelled" (client cancellation, deadline or shutdown),
-// "unknown_tool", "outage" (the authorizer could not decide),
-// "input_required" (the tool asks the client for input) or "error" (any
-// other protocol error).
-type outcome uint8
-
-const (
-	outcomeOK outcome = iota
-	outcomeToolError
-	outcomeDenied
-	outcomePanic
-	outcomeCancelled
-	outcomeUnknownTool
-	outcomeOutage
-	outcomeInput
-	outcomeError
-)
-
-var outcomeNames = [...]string{"ok", "tool_error", "denied", "panic", "cancelled", "unknown_tool", "outage", "input_required", "error"}
-
-func (o outcome) String() string { return outcomeNames[o] }
-
 // chain is the server's own receiving middleware.
 type chain struct {
 	opts     Options
@@ -245,6 +220,10 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		ctx, caller := c.resolveCaller(ctx, req)
+		if len(c.opts.Observers) > 0 && method == "tools/call" {
+			// Where the observers read the call's outcome (see logCall).
+			ctx, _ = outcome.WithRecord(ctx)
+		}
 		// The observers' panic boundary. They run outside the call path's
 		// (see serve), so that they see its answer to a panic below them;
 		// a panicking observer must not take the process down either.
@@ -321,7 +300,7 @@ func (c *chain) recoverPanic(ctx context.Context, method string, call *mcp.CallT
 	*resp, *errp = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
 	if call != nil {
 		pe.Tool = call.Params.Name
-		c.logCall(context.WithoutCancel(ctx), pe.Tool, caller, outcomePanic, time.Since(start), pe)
+		c.logCall(context.WithoutCancel(ctx), pe.Tool, caller, outcome.Panic, time.Since(start), pe)
 	} else {
 		c.log.ErrorContext(ctx, "toolroute: panic in the middleware chain",
 			slog.String("method", method), slog.String("subject", caller.Subject),
@@ -338,7 +317,7 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 	name := req.Params.Name
 	if d != nil {
 		if !d.Add(req) {
-			c.logCall(ctx, name, caller, outcomeCancelled, time.Since(start), ErrShuttingDown)
+			c.logCall(ctx, name, caller, outcome.Cancelled, time.Since(start), ErrShuttingDown)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: ErrShuttingDown.Error()}
 		}
 		defer d.Done(req)
@@ -377,74 +356,28 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 		// The tool saw only its context end: tell the client why.
 		res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: ErrShuttingDown.Error()}
 	}
-	outcome, cause := c.classify(ctx, name, res, err)
-	if (outcome == outcomePanic || outcome == outcomeError && isInternal(cause)) && c.opts.OnError != nil {
+	o, cause := outcome.Of(ctx, res, err)
+	if (o == outcome.Panic || o == outcome.Error && isInternal(cause)) && c.opts.OnError != nil {
 		c.opts.OnError(cause)
 	}
-	c.logCall(ctx, name, caller, outcome, time.Since(start), cause)
+	c.logCall(ctx, name, caller, o, time.Since(start), cause)
 	return res, err
 }
 
-// classify tells how a call ended, and why if not well, by the type of
-// its error.
-func (c *chain) classify(ctx context.Context, name string, res mcp.Result, err error) (outcome, error) {
-	var toolErr error
-	if err == nil {
-		r, _ := res.(*mcp.CallToolResult)
-		switch {
-		case r == nil:
-			return outcomeOK, nil
-		case r.NeedsInput():
-			return outcomeInput, nil
-		case !r.IsError:
-			return outcomeOK, nil
+// logCall writes a call's one log record, and leaves its outcome for the
+// observers (telemetry) where they read it: the one classification of
+// the call.
+func (c *chain) logCall(ctx context.Context, name string, caller authz.Caller, o outcome.Outcome, d time.Duration, cause error) {
+	if len(c.opts.Observers) > 0 {
+		if r := outcome.From(ctx); r != nil {
+			r.Set(o, cause)
 		}
-		toolErr = r.GetError()
-		if toolErr == nil {
-			// An error result made without SetError: a HandleResult tool's.
-			toolErr = errors.New("the tool returned an error result")
-		}
-	} else {
-		toolErr = err
 	}
-	var (
-		pe       *registry.PanicError
-		denied   *authz.DeniedError
-		unauth   *authz.UnauthenticatedError
-		outage   *authz.OutageError
-		hidden   *authz.HiddenToolError
-		upstream *call.UpstreamError
-	)
-	switch {
-	case errors.As(toolErr, &pe):
-		return outcomePanic, toolErr
-	case ctx.Err() != nil:
-		return outcomeCancelled, context.Cause(ctx)
-	case errors.As(toolErr, &denied), errors.As(toolErr, &unauth):
-		return outcomeDenied, toolErr
-	case errors.As(toolErr, &outage):
-		return outcomeOutage, toolErr
-	case errors.As(toolErr, &hidden):
-		if _, ok := c.known[name]; ok {
-			// A registered tool that answers like an unknown one is hidden
-			// from this caller.
-			return outcomeDenied, toolErr
-		}
-		return outcomeUnknownTool, toolErr
-	case err != nil:
-		return outcomeError, toolErr
-	case errors.As(toolErr, &upstream):
-		return outcomeToolError, upstream.Err // the log may show the URL
-	}
-	return outcomeToolError, toolErr
-}
-
-func (c *chain) logCall(ctx context.Context, name string, caller authz.Caller, o outcome, d time.Duration, cause error) {
 	level := slog.LevelInfo
 	switch o {
-	case outcomeDenied, outcomeOutage:
+	case outcome.Denied, outcome.Outage:
 		level = slog.LevelWarn
-	case outcomePanic, outcomeError:
+	case outcome.Panic, outcome.Error:
 		level = slog.LevelError
 	}
 	if !c.log.Enabled(ctx, level) {
