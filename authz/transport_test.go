@@ -514,11 +514,11 @@ func TestTransportOriginPanics(t *testing.T) {
 	}
 }
 
-// TestTransportLogRedactedWithoutServer: outside server.New (a bare
-// *mcp.Server, whose calls carry no logger), a refusal goes to
-// slog.Default, and a path that holds the caller's bearer (a caller-chosen
-// value bound into it) is logged without it.
-func TestTransportLogRedactedWithoutServer(t *testing.T) {
+// TestTransportLogRedactedDefault: given no TransportOptions.Logger, a
+// refusal goes to slog.Default (the one of when it is refused), and a
+// path that holds the caller's bearer (a caller-chosen value bound into
+// it) is logged without it.
+func TestTransportLogRedactedDefault(t *testing.T) {
 	var buf syncbuf.Buffer
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
@@ -541,5 +541,31 @@ func TestTransportLogRedactedWithoutServer(t *testing.T) {
 	}
 	if strings.Contains(log, secretBearer) {
 		t.Errorf("slog.Default got the caller's bearer:\n%s", log)
+	}
+}
+
+// TestTransportLogger: given TransportOptions.Logger, a refusal goes
+// there, redacted as slog.Default's records are, and not to slog.Default.
+func TestTransportLogger(t *testing.T) {
+	var def, own syncbuf.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&def, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+
+	up := newUpstream(t)
+	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, authz.AllowAll(), &authz.TransportOptions{Logger: slog.New(slog.NewTextHandler(&own, nil))})}
+	req, err := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", up.URL+"/api/v1/items/"+secretBearer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := client.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("a request off the tool's routes was sent")
+	}
+	if log := own.String(); !strings.Contains(log, "/api/v1/items/[redacted]") || strings.Contains(log, secretBearer) {
+		t.Errorf("the given logger did not get the refusal, redacted:\n%s", log)
+	}
+	if def.String() != "" {
+		t.Errorf("slog.Default got a record:\n%s", def.String())
 	}
 }

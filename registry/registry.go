@@ -22,7 +22,7 @@ import (
 //
 // A Registry must be created with [New]. Its methods are safe for
 // concurrent use. Register is meant for init functions: it panics on any
-// misconfiguration, and after the first Install.
+// misconfiguration, and after the first Install or AddTools.
 type Registry[C any] struct {
 	mu        sync.RWMutex
 	entries   map[string]*entry[C]
