@@ -370,7 +370,7 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 func (c *chain) logCall(ctx context.Context, name string, caller authz.Caller, o outcome.Outcome, d time.Duration, cause error) {
 	if len(c.opts.Observers) > 0 {
 		if r := outcome.From(ctx); r != nil {
-			r.Set(o, cause)
+			r.Set(o)
 		}
 	}
 	level := slog.LevelInfo

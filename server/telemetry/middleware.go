@@ -276,7 +276,7 @@ func classify(ctx context.Context, isCall bool, res mcp.Result, err error, st *r
 	}
 	if isCall {
 		if rec := srvoutcome.From(ctx); rec != nil {
-			if oc, _, ok := rec.Get(); ok {
+			if oc, ok := rec.Get(); ok {
 				o.outcome = oc.String()
 				return o
 			}

@@ -121,17 +121,16 @@ func Of(ctx context.Context, res mcp.Result, err error) (Outcome, error) {
 // observers that run outside the call path. The zero Record has none.
 type Record struct {
 	outcome Outcome
-	cause   error
 	set     bool
 }
 
-// Set records o and its cause. The server sets a call's Record once,
-// before the call's answer returns through the observers.
-func (r *Record) Set(o Outcome, cause error) { r.outcome, r.cause, r.set = o, cause, true }
+// Set records o. The server sets a call's Record once, before the call's
+// answer returns through the observers.
+func (r *Record) Set(o Outcome) { r.outcome, r.set = o, true }
 
-// Get returns the recorded outcome and cause; ok is false if none was
-// recorded (the request was no tools/call the server classified).
-func (r *Record) Get() (o Outcome, cause error, ok bool) { return r.outcome, r.cause, r.set }
+// Get returns the recorded outcome; ok is false if none was recorded
+// (the request was no tools/call the server classified).
+func (r *Record) Get() (o Outcome, ok bool) { return r.outcome, r.set }
 
 type recordKey struct{}
 
