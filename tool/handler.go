@@ -118,6 +118,13 @@ func (h Handler[C]) AddTo(s *mcp.Server, t *mcp.Tool, deps C) {
 // and an error whose text shows an upstream request's URL (it wraps a
 // *url.Error, as an http.Client's errors do) shows "upstream request
 // failed".
+//
+// A panic anywhere in the handler's work (decoding the arguments, fn,
+// encoding the result: a MarshalJSON, UnmarshalText, ... of In's or
+// Out's types) ends the call with an isError result of a generic text;
+// the panic value and stack go to the server's log (on a bare
+// *mcp.Server, the registry's Install logs them to slog.Default). This is
+// the handler's own panic boundary: it holds on any *mcp.Server.
 func Handle[C, In, Out any](fn func(ctx context.Context, deps C, req *mcp.CallToolRequest, in In) (Out, error)) Handler[C] {
 	if fn == nil {
 		return Handler[C]{}
