@@ -144,7 +144,7 @@ func benchServer(b *testing.B, reg *registry.Registry[*deps], up *upstream, a au
 	d := &deps{BaseURL: up.URL, Client: up.Client()}
 	s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "v1"}, nil)
 	if a != nil {
-		d.Client = &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, a)}
+		d.Client = &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, a, authz.TransportOptions{})}
 		caller := &callerHolder{}
 		caller.set(&authz.Caller{Subject: "alice", Roles: []string{"viewer"}, Bearer: secretBearer})
 		access := reg.Calls()
@@ -276,8 +276,8 @@ func BenchmarkOverhead(b *testing.B) {
 	b.Run("transport", func(b *testing.B) {
 		resp := &http.Response{StatusCode: 200, Body: http.NoBody}
 		base := roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })
-		rt := authz.Transport(base, "catalog", "http://catalog.internal", a)
-		tctx := call.With(cctx, &call.Tool{Info: &tool.Call{Tool: "get_res42", ServiceKey: "catalog", Routes: []tool.Route{routes[42]}}})
+		rt := authz.Transport(base, "catalog", "http://catalog.internal", a, authz.TransportOptions{})
+		tctx := call.With(cctx, &call.Tool[tool.Call]{Info: &tool.Call{Tool: "get_res42", ServiceKey: "catalog", Routes: []tool.Route{routes[42]}}})
 		req, _ := http.NewRequestWithContext(tctx, "GET", "http://catalog.internal/api/v1/res42/item-7", nil)
 		if _, err := rt.RoundTrip(req); err != nil {
 			b.Fatal(err)

@@ -53,6 +53,6 @@
 // refused request fails with an error wrapping the authorization error,
 // whose fixed text a handler made by tool.Handle shows the client
 // whatever the tool returns.
-// Given no authorizer, Transport asks the server's, which every call's
-// context carries under server.New.
+// Transport is given its authorizer (the server's, or another): it never
+// takes one from the request's context.
 package authz

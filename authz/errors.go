@@ -1,34 +1,13 @@
 package authz
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/toolroute/toolroute/internal/core/call"
 	"github.com/toolroute/toolroute/internal/core/truncate"
 	"github.com/toolroute/toolroute/tool"
 )
-
-func init() {
-	// Every typed handler shows a client an authorization refusal's fixed
-	// text, whatever wraps it (an http.Client's *url.Error, say).
-	call.SetFixed(func(err error) error {
-		if f := toolError(err); f != err || isAuthzError(err) {
-			return f
-		}
-		return nil
-	})
-}
-
-func isAuthzError(err error) bool {
-	switch err.(type) {
-	case *DeniedError, *UnauthenticatedError, *OutageError:
-		return true
-	}
-	return false
-}
 
 // HiddenToolError is [Middleware]'s answer to a call of a tool the caller
 // may not see, or that the server does not have: the client sees exactly
@@ -81,6 +60,12 @@ type DeniedError struct {
 // Error returns "not authorized (insufficient_scope)".
 func (e *DeniedError) Error() string { return textDenied }
 
+// ClientText returns "not authorized (insufficient_scope)": a tool's
+// client is shown this text of an error that wraps e (an [http.Client]'s
+// [*net/url.Error] of a request [Transport] refused, say), whatever else
+// the error's text holds.
+func (e *DeniedError) ClientText() string { return textDenied }
+
 // UnauthenticatedError is the answer of an [Authorizer] that cannot tell
 // who the caller is: no credential, or one the authorization service
 // refuses (expired, malformed). Its text is always "not authenticated".
@@ -92,6 +77,10 @@ type UnauthenticatedError struct {
 
 // Error returns "not authenticated".
 func (e *UnauthenticatedError) Error() string { return textUnauthenticated }
+
+// ClientText returns "not authenticated", the text a tool's client is
+// shown of an error that wraps e (see [DeniedError.ClientText]).
+func (e *UnauthenticatedError) ClientText() string { return textUnauthenticated }
 
 // OutageError is the answer of an [Authorizer] that could not decide: the
 // authorization service is unreachable, slow, or answers nonsense.
@@ -106,27 +95,11 @@ type OutageError struct {
 // Error returns "authorization service unavailable".
 func (e *OutageError) Error() string { return textOutage }
 
+// ClientText returns "authorization service unavailable", the text a
+// tool's client is shown of an error that wraps e (see
+// [DeniedError.ClientText]); never its cause.
+func (e *OutageError) ClientText() string { return textOutage }
+
 // Unwrap returns e.Err, so that errors.Is(err, context.DeadlineExceeded)
 // and the like see through an outage.
 func (e *OutageError) Unwrap() error { return e.Err }
-
-// toolError returns the authorization error err wraps (a *DeniedError,
-// *UnauthenticatedError or *OutageError, whose texts are fixed and safe
-// to show a client) or, if it wraps none, err itself. A [net/http.Client]
-// wraps a transport's error in a [*net/url.Error] whose text holds the
-// upstream URL: through internal/core/call, a handler made by tool.Handle
-// shows the client the fixed text instead.
-func toolError(err error) error {
-	var d *DeniedError
-	var u *UnauthenticatedError
-	var o *OutageError
-	switch {
-	case errors.As(err, &d):
-		return d
-	case errors.As(err, &u):
-		return u
-	case errors.As(err, &o):
-		return o
-	}
-	return err
-}

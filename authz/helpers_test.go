@@ -269,32 +269,9 @@ func accessOf(reg *registry.Registry[*deps], skip ...string) []*tool.Call {
 	return m
 }
 
-// withLogger makes the requests rt sends carry logger as the server's,
-// in their call's context, for authz.Transport to log to.
-func withLogger(rt http.RoundTripper, logger *slog.Logger) http.RoundTripper {
-	return loggerTransport{rt, logger}
-}
-
-type loggerTransport struct {
-	rt     http.RoundTripper
-	logger *slog.Logger
-}
-
-func (l loggerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	if ct, _ := call.From(ctx); ct != nil {
-		t := *ct
-		t.Logger = l.logger
-		ctx = call.With(ctx, &t)
-	} else {
-		ctx = call.With(ctx, &call.Tool{Logger: l.logger})
-	}
-	return l.rt.RoundTrip(req.WithContext(ctx))
-}
-
 // withCall returns ctx carrying c, as a call's context does.
 func withCall(ctx context.Context, c *tool.Call) context.Context {
-	return call.With(ctx, &call.Tool{Info: c})
+	return call.With(ctx, &call.Tool[tool.Call]{Info: c})
 }
 
 func containsStr(s []string, v string) bool {
@@ -347,7 +324,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	reg := newRegistry()
 	d := &deps{
 		BaseURL: h.upstream.URL,
-		Client:  &http.Client{Transport: withLogger(authz.Transport(h.upstream.Client().Transport, "catalog", h.upstream.URL, o.authorizer), logger)},
+		Client:  &http.Client{Transport: authz.Transport(h.upstream.Client().Transport, "catalog", h.upstream.URL, o.authorizer, authz.TransportOptions{Logger: logger})},
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "v0.0.1"}, &mcp.ServerOptions{PageSize: o.pageSize})
 	reg.Install(s, d)

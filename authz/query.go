@@ -19,7 +19,7 @@ func (t *transport) checkQuery(req *http.Request, tool string) error {
 	if reason == "" {
 		return nil
 	}
-	t.log(req.Context()).ErrorContext(req.Context(), "authz: upstream request with a malformed query (configuration bug: build queries with url.Values and Encode); refused",
+	t.log().ErrorContext(req.Context(), "authz: upstream request with a malformed query (configuration bug: build queries with url.Values and Encode); refused",
 		slog.String("tool", tool), slog.String("service", t.key), slog.Int("offset", i), slog.String("reason", reason))
 	return &DeniedError{Reason: fmt.Sprintf("malformed query: %s at offset %d", reason, i)}
 }

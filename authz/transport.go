@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/toolroute/toolroute/internal/core/call"
 	logredact "github.com/toolroute/toolroute/internal/core/redact"
 	"github.com/toolroute/toolroute/internal/core/truncate"
 	"github.com/toolroute/toolroute/tool"
@@ -35,10 +34,9 @@ import (
 //   - its raw query must be a well-formed RFC 3986 query (what
 //     [net/url.Values.Encode] writes): net/http sends it as it is, and a
 //     space or control character would rewrite the request line;
-//   - the [Authorizer] must allow the caller that route: a, or when a is
-//     nil, the server's own (the Authorizer of server.New's Options,
-//     which every call's context carries). A request with neither is
-//     refused and logged at error level.
+//   - a, the [Authorizer], must allow the caller that route. Give it the
+//     server's (server.Options.Authorizer), or another explicitly: the
+//     transport never takes one from the request's context.
 //
 // Nothing is sent otherwise. The request then goes out with the caller's
 // bearer as "Authorization: Bearer TOKEN" (a caller without a bearer
@@ -52,15 +50,15 @@ import (
 // to another host or scheme is refused too, so a bearer never follows
 // one.
 //
-// Refusals go to the server's logger (every call's context carries it
-// under server.New), else to [slog.Default] with the caller's bearer, and
-// any "Bearer TOKEN", taken out of each record (as server.RedactingHandler
-// does). Bearers are never logged.
+// Refusals go to opts.Logger (nil: [slog.Default]) with
+// the caller's bearer, and any "Bearer TOKEN", taken out of each record
+// (as server.RedactingHandler does). Bearers are never logged.
 //
-// Transport panics if serviceKey is not a single plain path segment, or
-// if origin is not an http or https URL with a host and without user
-// information, path (other than "/"), query or fragment.
-func Transport(base http.RoundTripper, serviceKey, origin string, a Authorizer) http.RoundTripper {
+// Transport panics if a is nil (fail closed: pass authz.AllowAll() to
+// allow everything explicitly), if serviceKey is not a single plain path
+// segment, or if origin is not an http or https URL with a host and
+// without user information, path (other than "/"), query or fragment.
+func Transport(base http.RoundTripper, serviceKey, origin string, a Authorizer, opts TransportOptions) http.RoundTripper {
 	if serviceKey == "" || serviceKey == "." || serviceKey == ".." || strings.ContainsAny(serviceKey, "/?#%{} \t\r\n") {
 		panic(fmt.Sprintf("authz: Transport: service key %q is not a single plain path segment", serviceKey))
 	}
@@ -71,18 +69,35 @@ func Transport(base http.RoundTripper, serviceKey, origin string, a Authorizer) 
 	case u.Scheme != "http" && u.Scheme != "https", u.Host == "", u.User != nil, u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "", u.Opaque != "":
 		panic(fmt.Sprintf("authz: Transport: origin %q of service %q is not an origin: want http://host[:port] or https://host[:port]", u.Redacted(), serviceKey))
 	}
+	if a == nil {
+		panic(fmt.Sprintf("authz: Transport: service %q: nil Authorizer (give it the server's, or authz.AllowAll() to allow everything explicitly)", serviceKey))
+	}
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &transport{base: base, key: serviceKey, origin: originOf(u), prefix: "/" + serviceKey, a: a}
+	t := &transport{base: base, key: serviceKey, origin: originOf(u), prefix: "/" + serviceKey, a: a}
+	if opts.Logger != nil {
+		t.logger = redacting(opts.Logger)
+	}
+	return t
+}
+
+// TransportOptions configures a [Transport]; the zero value selects the
+// defaults.
+type TransportOptions struct {
+	// Logger receives the refusals, with bearers taken out (see
+	// [Transport]). nil selects [slog.Default], as it is when a request
+	// is refused.
+	Logger *slog.Logger
 }
 
 type transport struct {
 	base   http.RoundTripper
 	key    string
-	origin string     // scheme://host:port, the port explicit, lower case
-	prefix string     // "/" + key
-	a      Authorizer // nil: the server's
+	origin string // scheme://host:port, the port explicit, lower case
+	prefix string // "/" + key
+	a      Authorizer
+	logger *slog.Logger // redacting; nil: slog.Default's, redacted
 }
 
 // originOf returns u's origin as "scheme://host:port", the port explicit
@@ -101,31 +116,23 @@ func originOf(u *url.URL) string {
 	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
-func (t *transport) log(ctx context.Context) *slog.Logger {
-	if ct, _ := call.From(ctx); ct != nil {
-		if l, ok := ct.Logger.(*slog.Logger); ok && l != nil {
-			return l
-		}
+// log returns the logger of t's refusals.
+func (t *transport) log() *slog.Logger {
+	if t.logger != nil {
+		return t.logger
 	}
-	// Outside server.New nothing has redacted slog.Default: a refused
-	// request's path holds values the caller chose.
-	return slog.New(logredact.New(slog.Default().Handler(), func(ctx context.Context) string {
+	// A refused request's path holds values the caller chose, and
+	// slog.Default is not redacted.
+	return redacting(slog.Default())
+}
+
+// redacting returns l with the caller's bearer, and any "Bearer TOKEN",
+// taken out of each record.
+func redacting(l *slog.Logger) *slog.Logger {
+	return slog.New(logredact.New(l.Handler(), func(ctx context.Context) string {
 		c, _ := CallerFromContext(ctx)
 		return c.Bearer
 	}))
-}
-
-// authorizer returns the authorizer of a request made in ctx: t's, else
-// the server's.
-func (t *transport) authorizer(ctx context.Context) Authorizer {
-	if t.a != nil {
-		return t.a
-	}
-	if ct, _ := call.From(ctx); ct != nil {
-		a, _ := ct.Authorizer.(Authorizer)
-		return a
-	}
-	return nil
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -153,7 +160,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // for.
 func (t *transport) check(req *http.Request) (Caller, error) {
 	ctx := req.Context()
-	log := func() *slog.Logger { return t.log(ctx) } // built only to log a refusal
+	log := t.log // built only to log a refusal
 	call := tool.CallFromContext(ctx)
 	if call == nil {
 		log().ErrorContext(ctx, "authz: upstream request outside a tool call (configuration bug: use this transport only from tool handlers, with their context); refused",
@@ -212,13 +219,7 @@ func (t *transport) check(req *http.Request) (Caller, error) {
 			slog.String("tool", call.Tool), slog.String("route", route.String()))
 		return Caller{}, &UnauthenticatedError{Reason: "no caller in the context"}
 	}
-	a := t.authorizer(ctx)
-	if a == nil {
-		log().ErrorContext(ctx, "authz: upstream request without an authorizer (configuration bug: give authz.Transport one, or serve the tool with server.New); refused",
-			slog.String("tool", call.Tool), slog.String("route", route.String()))
-		return Caller{}, &DeniedError{Route: route, Subject: caller.Subject, Reason: "no authorizer"}
-	}
-	err := a.Allow(ctx, caller, route)
+	err := t.a.Allow(ctx, caller, route)
 	if err == nil {
 		return caller, nil
 	}

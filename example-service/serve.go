@@ -299,9 +299,9 @@ func catalogService(u catalogURL) (server.Service, error) {
 
 // newDeps builds the tools' container: a catalog client whose transport
 // is authz's upstream transport (it checks each request against the
-// calling tool's routes and the caller, asking the server's authorizer,
-// and forwards the caller's bearer, or in OAuth mode a token exchanged
-// for it, or none).
+// calling tool's routes and the caller, asking the server's authorizer
+// and logging refusals to the server's logger, and forwards the caller's
+// bearer, or in OAuth mode a token exchanged for it, or none).
 func newDeps(cfg config, u catalogURL, acc *access, sh *shared, logger *slog.Logger) *tools.Deps {
 	var base http.RoundTripper = catalog.NewTransport()
 	if acc.oauth != nil {
@@ -310,7 +310,7 @@ func newDeps(cfg config, u catalogURL, acc *access, sh *shared, logger *slog.Log
 	d := &tools.Deps{
 		Catalog: &catalog.Client{
 			BaseURL:    string(u),
-			HTTPClient: &http.Client{Transport: authz.Transport(base, catalog.ServiceKey, string(u), nil)},
+			HTTPClient: &http.Client{Transport: authz.Transport(base, catalog.ServiceKey, string(u), acc.authorizer, authz.TransportOptions{Logger: logger})},
 		},
 		Logger: logger,
 	}

@@ -26,12 +26,13 @@
 //
 // # Installing
 //
-// [Registry.Install] adds the tools to an *mcp.Server. A panicking call
-// ends with a [PanicError], an isError result with a generic text; the
-// service keeps serving. Every call's context carries its tool's
+// [Registry.Install] adds the tools to a bare *mcp.Server, with a
+// middleware that begins each call and logs panics to slog.Default;
+// [Registry.AddTools] adds the tools alone, for a server whose own chain
+// begins each call and logs it (server.Install uses it under server.New).
+// Either way one layer begins a call: its context carries its tool's
 // [tool.Call], which authz's upstream transport uses to check every
-// request the tool sends, and the state [tool.Progress] needs. Under
-// server.New, the server's call path begins each call and logs it; on a
-// bare *mcp.Server, Install's middleware does, logging panics to
-// slog.Default.
+// request the tool sends, and the state [tool.Progress] needs. A
+// panicking call ends with a [PanicError], an isError result with a
+// generic text; the service keeps serving.
 package registry

@@ -676,3 +676,34 @@ func TestInstallProgressAcrossInputRounds(t *testing.T) {
 	default:
 	}
 }
+
+// TestInstallBeginsCallsAddToolsDoesNot pins who begins a call: Install
+// (for a bare server) adds the middleware that puts the tool's call in
+// the handler's context; AddTools adds the tools alone, for a server
+// whose own chain begins calls (server.New's), so a call is never begun
+// twice.
+func TestInstallBeginsCallsAddToolsDoesNot(t *testing.T) {
+	r := registry.New[*Deps]()
+	r.Register(tool.Tool[*Deps]{
+		Name: "which", Description: "Name the call.", Local: true, Behaviour: behaviour.ReadOnly,
+		Handler: tool.Handle(func(ctx context.Context, _ *Deps, _ *mcp.CallToolRequest, _ struct{}) (Item, error) {
+			if c := tool.CallFromContext(ctx); c != nil {
+				return Item{ID: c.Tool}, nil
+			}
+			return Item{ID: "none"}, nil
+		}),
+	})
+	installed := mcp.NewServer(&mcp.Implementation{Name: "installed"}, nil)
+	r.Install(installed, &Deps{})
+	added := mcp.NewServer(&mcp.Implementation{Name: "added"}, nil)
+	r.AddTools(added, &Deps{})
+	for _, c := range []struct {
+		name string
+		s    *mcp.Server
+		want string
+	}{{"Install", installed, `{"id":"which","name":""}`}, {"AddTools", added, `{"id":"none","name":""}`}} {
+		if got := text(call(t, connect(t, c.s), "which", map[string]any{})); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -23,7 +22,7 @@ import (
 //
 // A Registry must be created with [New]. Its methods are safe for
 // concurrent use. Register is meant for init functions: it panics on any
-// misconfiguration, and after the first Install.
+// misconfiguration, and after the first Install or AddTools.
 type Registry[C any] struct {
 	mu        sync.RWMutex
 	entries   map[string]*entry[C]
@@ -374,49 +373,63 @@ func (r *Registry[C]) ServiceKeys() []string {
 	return slices.Compact(keys)
 }
 
-// Install adds every registered tool to s, served with deps. Each tool's
-// MCP definition is built here, centrally: name, title, dedented
-// description, annotations derived from its behaviour, and both schemas
-// reflected from its handler's types.
+// Install adds every registered tool to s, served with deps, for a bare
+// *mcp.Server: it is [Registry.AddTools] and a receiving middleware that
+// begins each call of these tools (the call's context carries the tool's
+// [tool.Call] and, when the client sent a progress token, the state
+// [tool.Progress] needs, shared by every run of the handler in the call)
+// and logs a panicking handler's panic, with its stack, to
+// [slog.Default]. The client sees the generic isError result the
+// handler's own recovery answers with (see tool.Handle), and one bad
+// tool never takes the process down.
 //
-// Install also adds a receiving middleware to s, for the calls of these
-// tools. Under server.New, whose chain begins every call and logs it, it
-// only recovers a panic in the work around a handler (decoding the
-// arguments: a field type's UnmarshalJSON; encoding the result:
-// MarshalJSON, MarshalText), which the handler's own recovery does not
-// cover, into the isError result a panicking handler gets. On a bare *mcp.Server it
-// also begins the call (its context carries the tool's [tool.Call] and,
-// when the client sent a progress token, the state [tool.Progress]
-// needs, shared by every run of the handler in the call) and logs a
-// panic, with its stack, to [slog.Default]. Either way one bad tool
-// never takes the process down, and the client sees a generic text.
+// Under server.New use server.Install, which calls AddTools: the
+// server's chain begins and logs every call, and a call is begun once,
+// by the layer that owns it.
 //
 // A registry may be installed on several servers. Register panics after
 // the first Install.
 func (r *Registry[C]) Install(s *mcp.Server, deps C) {
+	s.AddReceivingMiddleware(callMiddleware(r.add(s, deps)))
+}
+
+// AddTools adds every registered tool to s, served with deps, and
+// nothing else: for a server whose own middleware begins each call (see
+// [Registry.Install]), as server.New's does. Each tool's MCP definition
+// is built here, centrally: name, title, dedented description,
+// annotations derived from its behaviour, and both schemas reflected from
+// its handler's types ([tool.Handler.AddTo]).
+//
+// Register panics after the first AddTools.
+func (r *Registry[C]) AddTools(s *mcp.Server, deps C) { r.add(s, deps) }
+
+// add adds the registered tools to s, and returns what every call of
+// each shares, by name.
+func (r *Registry[C]) add(s *mcp.Server, deps C) map[string]*call.Tool[tool.Call] {
 	r.mu.Lock()
 	r.installed = true
 	entries := slices.Clone(r.sorted)
 	r.mu.Unlock()
-	tools := make(map[string]*call.Tool, len(entries))
+	tools := make(map[string]*call.Tool[tool.Call], len(entries))
 	for _, e := range entries {
-		tools[e.tool.Name] = &call.Tool{Info: e.call}
-	}
-	s.AddReceivingMiddleware(callMiddleware(tools))
-	for _, e := range entries {
+		tools[e.tool.Name] = &call.Tool[tool.Call]{Info: e.call}
 		t := &mcp.Tool{
 			Name:        e.tool.Name,
 			Title:       e.tool.Title,
 			Description: e.tool.Description,
 			Annotations: e.annotations(),
 		}
-		call.AddTool(e.tool.Handler, s, t, deps)
+		e.tool.Handler.AddTo(s, t, deps)
 	}
+	return tools
 }
 
 // callMiddleware is Install's receiving middleware for the calls of
-// tools (see [Registry.Install]).
-func callMiddleware(tools map[string]*call.Tool) mcp.Middleware {
+// tools (see [Registry.Install]). It recovers nothing: the handler's own
+// boundary answers a panic in its work (see tool.Handle), and the
+// SDK's work around it is the server's to guard (server.New's chain
+// does).
+func callMiddleware(tools map[string]*call.Tool[tool.Call]) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			cr, ok := req.(*mcp.CallToolRequest)
@@ -427,13 +440,9 @@ func callMiddleware(tools map[string]*call.Tool) mcp.Middleware {
 			if t == nil {
 				return next(ctx, method, req)
 			}
-			if outer, _ := call.From(ctx); outer != nil && outer.Server {
-				return recoverSDK(ctx, next, method, cr)
-			}
-			// A bare server: this is the outermost layer of the call.
 			ctx, end := call.Begin(ctx, t, cr)
 			defer end()
-			res, err := recoverSDK(ctx, next, method, cr)
+			res, err := next(ctx, method, cr)
 			if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
 				var pe *PanicError
 				if errors.As(r.GetError(), &pe) {
@@ -446,19 +455,6 @@ func callMiddleware(tools map[string]*call.Tool) mcp.Middleware {
 			return res, err
 		}
 	}
-}
-
-// recoverSDK runs next, turning a panic into the isError result of a
-// panicking handler.
-func recoverSDK(ctx context.Context, next mcp.MethodHandler, method string, req *mcp.CallToolRequest) (res mcp.Result, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			r := new(mcp.CallToolResult)
-			r.SetError(&PanicError{Tool: req.Params.Name, Value: p, Stack: debug.Stack()})
-			res, err = r, nil
-		}
-	}()
-	return next(ctx, method, req)
 }
 
 // PanicError is the error a panicking call ends with: Tool names the tool

@@ -170,8 +170,7 @@ func (a routeAuthorizer) AllowMany(_ context.Context, _ authz.Caller, rs []tool.
 }
 
 // TestUpstreamErrorsShownFixed: whatever a handler returns, a client sees
-// an upstream refusal as authz's fixed text and never an upstream URL;
-// the upstream transport asks the server's authorizer when given none.
+// an upstream refusal as authz's fixed text and never an upstream URL.
 func TestUpstreamErrorsShownFixed(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}") }))
 	defer up.Close()
@@ -179,8 +178,9 @@ func TestUpstreamErrorsShownFixed(t *testing.T) {
 	dead.Close() // nothing listens there any more
 	list := tool.ServiceRoute("things", "GET", "/api/v1/things")
 	one := tool.ServiceRoute("things", "GET", "/api/v1/things/{id}")
+	a := routeAuthorizer{map[tool.Route]bool{list: true}}
 	get := func(ctx context.Context, base, path string) error {
-		client := &http.Client{Transport: authz.Transport(nil, "things", base, nil)}
+		client := &http.Client{Transport: authz.Transport(nil, "things", base, a, authz.TransportOptions{})}
 		req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
 		resp, err := client.Do(req)
 		if err != nil {
@@ -200,15 +200,27 @@ func TestUpstreamErrorsShownFixed(t *testing.T) {
 			}),
 		})
 	}
-	s, err := server.New(server.Options{Authorizer: routeAuthorizer{map[tool.Route]bool{list: true}}, Logger: discardLogger}, server.Install(r, struct{}{}))
+	sink, logger := newLogSink()
+	s, err := server.New(server.Options{Authorizer: a, Logger: logger}, server.Install(r, struct{}{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cs := servertest.Connect(t, s, &authz.Caller{Subject: "alice"}, servertest.Options{})
-	for name, want := range map[string]string{"denied": "not authorized (insufficient_scope)", "down": "upstream request failed"} {
-		res := call(t, cs, name, nil)
-		if !res.IsError || text(res) != want {
-			t.Errorf("%s: isError %v, text %q; want %q", name, res.IsError, text(res), want)
+	for _, c := range []struct{ name, want string }{{"denied", "not authorized (insufficient_scope)"}, {"down", "upstream request failed"}} {
+		res := call(t, cs, c.name, nil)
+		if !res.IsError || text(res) != c.want {
+			t.Errorf("%s: isError %v, text %q; want %q", c.name, res.IsError, text(res), c.want)
 		}
+	}
+
+	// The log record classifies the call by the refusal it wraps: an
+	// upstream request authz.Transport denied is "denied", not a
+	// "tool_error" like an upstream that is down.
+	var got []string
+	for _, rec := range sink.calls(t) {
+		got = append(got, fmt.Sprint(rec["tool"], "=", rec["outcome"]))
+	}
+	if diff := cmp.Diff([]string{"denied=denied", "down=tool_error"}, got); diff != "" {
+		t.Errorf("call records (-want +got):\n%s", diff)
 	}
 }

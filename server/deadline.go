@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolroute/toolroute/internal/core/call"
+	"github.com/toolroute/toolroute/tool"
 )
 
 // A call's context ends at its deadline ([Options.CallTimeout]), at a
@@ -22,9 +23,9 @@ import (
 type callContext struct {
 	context.Context // a context.WithCancelCause context
 	cancel          context.CancelCauseFunc
-	deadline        time.Time  // zero: none
-	timer           *callTimer // nil: none
-	call            any        // what it carries under call.Key (nil: nothing)
+	deadline        time.Time             // zero: none
+	timer           *callTimer            // nil: none
+	call            *call.Tool[tool.Call] // what it carries under call.Key (nil: nothing)
 }
 
 // Value answers call.Key itself, sparing a call one context.

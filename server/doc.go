@@ -69,8 +69,9 @@
 // reported to [Options.OnError]. A handler's error that wraps an
 // authorization refusal reaches the client as its fixed text, and one
 // that would show an upstream URL as "upstream request failed", whatever
-// the tool returns; the upstream transport (authz.Transport with no
-// authorizer of its own) asks the server's authorizer.
+// the tool returns (any error with a ClientText method is shown by that
+// text). The upstream transport, authz.Transport, is given its
+// authorizer: pass it the server's.
 //
 // A client that gives a progress token hears of the call: the tool's own
 // reports (tool.Progress) and, every [Options.ProgressInterval] (30 s by

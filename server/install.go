@@ -23,7 +23,10 @@ type Installer interface {
 	Tools() []*tool.Call
 	// Install adds the tools to s. It may be called for several servers.
 	// [New] calls it before adding its own middleware, so middleware it
-	// adds runs inside the server's call path.
+	// adds runs inside the server's call path. New's chain begins every
+	// call of the tools Tools describes (their context carries the
+	// tool.Call and progress state): Install must not (a registry's own
+	// Install is for bare servers; [Install] calls its AddTools).
 	Install(s *mcp.Server)
 }
 
@@ -45,4 +48,6 @@ type regInstaller[C any] struct {
 
 func (in *regInstaller[C]) Tools() []*tool.Call { return slices.Clone(in.tools) }
 
-func (in *regInstaller[C]) Install(s *mcp.Server) { in.r.Install(s, in.deps) }
+// Install adds the registry's tools without the registry's own call
+// middleware: New's chain begins their calls.
+func (in *regInstaller[C]) Install(s *mcp.Server) { in.r.AddTools(s, in.deps) }

@@ -16,6 +16,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/internal/core/call"
 	"github.com/toolroute/toolroute/internal/core/truncate"
+	"github.com/toolroute/toolroute/internal/serve/outcome"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -49,9 +50,8 @@ var ErrShuttingDown = errors.New("server: shutting down")
 //  3. for tools/call: the per-call deadline ([Options.CallTimeout]), one
 //     log record (tool, caller subject, outcome, duration; never the
 //     bearer; a panic's value and stack), and the call itself, begun
-//     once: its context carries the tool (tool.CallFromContext), the
-//     server's authorizer and logger (for authz.Transport), and, when
-//     the client gave a progress token, the call's progress state
+//     once: its context carries the tool (tool.CallFromContext) and,
+//     when the client gave a progress token, the call's progress state
 //     (tool.Progress reports end with the call) and its liveness reports
 //     ([Options.ProgressInterval]);
 //  4. authz.Middleware: tools/list shows only the tools the caller may
@@ -70,12 +70,13 @@ var ErrShuttingDown = errors.New("server: shutting down")
 //     it: a middleware that changes a listed tool replaces it with a
 //     changed copy, as it would a tool of the SDK's, never changing it in
 //     place;
-//  7. the installers' own middleware (a registry's recovers a panic in
-//     the decoding of the arguments or the encoding of the result into
-//     an isError result), then the SDK, then the typed handler, which
-//     validates and decodes the arguments, turns its own panic into an
-//     isError result with a generic text and shows a client the fixed
-//     text of an authorization refusal (see tool.Handle).
+//  7. the installers' own middleware, if any ([Install] adds none: a
+//     registry's tools are added with registry.AddTools, since the call
+//     is begun in step 3), then the SDK, then the typed handler, which
+//     validates and decodes the arguments, turns a panic in any of its
+//     work (decoding the arguments, the tool's function, encoding the
+//     result) into an isError result with a generic text and shows a
+//     client an error's client text (see tool.Handle).
 //
 // [Options.Observers] run between steps 2 and 3: after the caller is
 // known, before anything can refuse the request. A panic in one is
@@ -122,9 +123,9 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	for _, in := range installs {
 		in.Install(s)
 	}
-	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: make(map[string]*call.Tool, len(tools)), lists: newListCache(tools)}
+	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: make(map[string]*call.Tool[tool.Call], len(tools)), lists: newListCache(tools)}
 	for _, t := range tools {
-		c.known[t.Tool] = &call.Tool{Info: t, Authorizer: opts.Authorizer, Logger: c.log, Server: true}
+		c.known[t.Tool] = &call.Tool[tool.Call]{Info: t}
 	}
 	mw := []mcp.Middleware{
 		c.middleware,
@@ -176,40 +177,14 @@ func collect(installs []Installer) ([]*tool.Call, error) {
 	return tools, errors.Join(errs...)
 }
 
-// outcome is how a tools/call ended, as logged in the "outcome"
-// attribute: "ok" (the tool returned a result), "tool_error" (an isError
-// result), "denied" (authorization refused the call or an upstream
-// request, or the tool is hidden), "panic" (the tool or a middleware
-// panicked), "cancelled" (client cancellation, deadline or shutdown),
-// "unknown_tool", "outage" (the authorizer could not decide),
-// "input_required" (the tool asks the client for input) or "error" (any
-// other protocol error).
-type outcome uint8
-
-const (
-	outcomeOK outcome = iota
-	outcomeToolError
-	outcomeDenied
-	outcomePanic
-	outcomeCancelled
-	outcomeUnknownTool
-	outcomeOutage
-	outcomeInput
-	outcomeError
-)
-
-var outcomeNames = [...]string{"ok", "tool_error", "denied", "panic", "cancelled", "unknown_tool", "outage", "input_required", "error"}
-
-func (o outcome) String() string { return outcomeNames[o] }
-
 // chain is the server's own receiving middleware.
 type chain struct {
 	opts     Options
 	log      *slog.Logger
 	timeout  time.Duration
-	interval time.Duration         // liveness reports; 0: none
-	known    map[string]*call.Tool // by name: what every call of the tool shares
-	lists    *listCache            // tools/list pages from definitions encoded once
+	interval time.Duration                    // liveness reports; 0: none
+	known    map[string]*call.Tool[tool.Call] // by name: what every call of the tool shares
+	lists    *listCache                       // tools/list pages from definitions encoded once
 }
 
 // tokenCaller is where [HTTPHandler]'s verifier leaves the caller, in
@@ -245,9 +220,14 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		ctx, caller := c.resolveCaller(ctx, req)
-		// The observers run outside serve's own recovery: a panicking
-		// observer must not take the process down either.
-		defer c.recoverOther(ctx, method, caller, &err)
+		if len(c.opts.Observers) > 0 && method == "tools/call" {
+			// Where the observers read the call's outcome (see logCall).
+			ctx, _ = outcome.WithRecord(ctx)
+		}
+		// The observers' panic boundary. They run outside the call path's
+		// (see serve), so that they see its answer to a panic below them;
+		// a panicking observer must not take the process down either.
+		defer c.recoverPanic(ctx, method, nil, caller, time.Time{}, &res, &err)
 		res, err = served(ctx, method, req)
 		if method == "tools/list" && err == nil {
 			// Last, so that every layer sees an *mcp.ListToolsResult.
@@ -259,12 +239,26 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // serve is the call path after the caller's resolution and the
 // observers.
+//
+// It is the call path's panic boundary: a panic anywhere below it (authz,
+// the argument decoding, Options.Middleware, the installers' middleware,
+// the SDK's work around a handler, and a handler that recovers nothing
+// itself) answers the JSON-RPC error -32603 "internal error", is logged
+// with its stack (for tools/call in the call's record, outcome "panic")
+// and reported to Options.OnError. The typed handlers have a boundary of
+// their own, which answers a tool's panic with an isError result (see
+// tool.Handle); nothing else in the path recovers.
 func (c *chain) serve(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		start := time.Now()
 		caller, _ := authz.CallerFromContext(ctx)
 		d := drainFrom(ctx)
 		cr, isCall := req.(*mcp.CallToolRequest)
 		isCall = isCall && method == "tools/call" && cr.Params != nil
+		if !isCall {
+			cr = nil
+		}
+		defer c.recoverPanic(ctx, method, cr, caller, start, &res, &err)
 		if d != nil && !isCall {
 			// Every request ends at a hard shutdown, not only calls: the
 			// SDK runs requests of a session on a context nothing else
@@ -275,9 +269,8 @@ func (c *chain) serve(next mcp.MethodHandler) mcp.MethodHandler {
 			defer context.AfterFunc(d.Aborted(), func() { cancel(ErrShuttingDown) })()
 		}
 		if isCall {
-			return c.call(ctx, d, method, cr, caller, next)
+			return c.call(ctx, d, method, cr, caller, start, next)
 		}
-		defer c.recoverOther(ctx, method, caller, &err)
 		res, err = next(ctx, method, req)
 		if method != "tools/call" && isInternal(err) {
 			c.opts.reportError("toolroute: internal error", fmt.Errorf("%s: %w", method, err))
@@ -293,36 +286,38 @@ func isInternal(err error) bool {
 	return errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInternalError
 }
 
-func (c *chain) recoverOther(ctx context.Context, method string, caller authz.Caller, errp *error) {
-	if p := recover(); p != nil {
-		pe := &registry.PanicError{Value: p, Stack: debug.Stack()}
+// recoverPanic is deferred by the server's two panic boundaries (see
+// [chain.serve] and [chain.middleware]): it recovers a panic into the
+// JSON-RPC error -32603 "internal error", logs it with its stack (in the
+// record of call, a tools/call begun at start; else as a panic in the
+// chain) and reports it to Options.OnError.
+func (c *chain) recoverPanic(ctx context.Context, method string, call *mcp.CallToolRequest, caller authz.Caller, start time.Time, resp *mcp.Result, errp *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	pe := &registry.PanicError{Value: p, Stack: debug.Stack()}
+	*resp, *errp = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+	if call != nil {
+		pe.Tool = call.Params.Name
+		c.logCall(context.WithoutCancel(ctx), pe.Tool, caller, outcome.Panic, time.Since(start), pe)
+	} else {
 		c.log.ErrorContext(ctx, "toolroute: panic in the middleware chain",
 			slog.String("method", method), slog.String("subject", caller.Subject),
 			slog.Any("panic", pe.Value), slog.String("stack", string(pe.Stack)))
-		if c.opts.OnError != nil {
-			c.opts.OnError(pe)
-		}
-		*errp = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+	}
+	if c.opts.OnError != nil {
+		c.opts.OnError(pe)
 	}
 }
 
-// call runs one tools/call under its deadline, begins it and logs it.
-func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.CallToolRequest, caller authz.Caller, next mcp.MethodHandler) (res mcp.Result, err error) {
-	start := time.Now()
+// call runs one tools/call, begun at start, under its deadline, begins
+// it and logs it.
+func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.CallToolRequest, caller authz.Caller, start time.Time, next mcp.MethodHandler) (res mcp.Result, err error) {
 	name := req.Params.Name
-	defer func() {
-		if p := recover(); p != nil {
-			pe := &registry.PanicError{Tool: name, Value: p, Stack: debug.Stack()}
-			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
-			c.logCall(context.WithoutCancel(ctx), name, caller, outcomePanic, time.Since(start), pe)
-			if c.opts.OnError != nil {
-				c.opts.OnError(pe)
-			}
-		}
-	}()
 	if d != nil {
 		if !d.Add(req) {
-			c.logCall(ctx, name, caller, outcomeCancelled, time.Since(start), ErrShuttingDown)
+			c.logCall(ctx, name, caller, outcome.Cancelled, time.Since(start), ErrShuttingDown)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: ErrShuttingDown.Error()}
 		}
 		defer d.Done(req)
@@ -351,7 +346,7 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 		} else {
 			ctx = context.WithValue(ctx, call.Key{}, v)
 		}
-		if _, progress := v.(*call.State); progress && c.interval > 0 {
+		if v.State() != nil && c.interval > 0 {
 			defer c.heartbeats(ctx, req, start)()
 		}
 	}
@@ -361,74 +356,28 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 		// The tool saw only its context end: tell the client why.
 		res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: ErrShuttingDown.Error()}
 	}
-	outcome, cause := c.classify(ctx, name, res, err)
-	if (outcome == outcomePanic || outcome == outcomeError && isInternal(cause)) && c.opts.OnError != nil {
+	o, cause := outcome.Of(ctx, res, err)
+	if (o == outcome.Panic || o == outcome.Error && isInternal(cause)) && c.opts.OnError != nil {
 		c.opts.OnError(cause)
 	}
-	c.logCall(ctx, name, caller, outcome, time.Since(start), cause)
+	c.logCall(ctx, name, caller, o, time.Since(start), cause)
 	return res, err
 }
 
-// classify tells how a call ended, and why if not well, by the type of
-// its error.
-func (c *chain) classify(ctx context.Context, name string, res mcp.Result, err error) (outcome, error) {
-	var toolErr error
-	if err == nil {
-		r, _ := res.(*mcp.CallToolResult)
-		switch {
-		case r == nil:
-			return outcomeOK, nil
-		case r.NeedsInput():
-			return outcomeInput, nil
-		case !r.IsError:
-			return outcomeOK, nil
+// logCall writes a call's one log record, and leaves its outcome for the
+// observers (telemetry) where they read it: the one classification of
+// the call.
+func (c *chain) logCall(ctx context.Context, name string, caller authz.Caller, o outcome.Outcome, d time.Duration, cause error) {
+	if len(c.opts.Observers) > 0 {
+		if r := outcome.From(ctx); r != nil {
+			r.Set(o)
 		}
-		toolErr = r.GetError()
-		if toolErr == nil {
-			// An error result made without SetError: a HandleResult tool's.
-			toolErr = errors.New("the tool returned an error result")
-		}
-	} else {
-		toolErr = err
 	}
-	var (
-		pe       *registry.PanicError
-		denied   *authz.DeniedError
-		unauth   *authz.UnauthenticatedError
-		outage   *authz.OutageError
-		hidden   *authz.HiddenToolError
-		upstream *call.UpstreamError
-	)
-	switch {
-	case errors.As(toolErr, &pe):
-		return outcomePanic, toolErr
-	case ctx.Err() != nil:
-		return outcomeCancelled, context.Cause(ctx)
-	case errors.As(toolErr, &denied), errors.As(toolErr, &unauth):
-		return outcomeDenied, toolErr
-	case errors.As(toolErr, &outage):
-		return outcomeOutage, toolErr
-	case errors.As(toolErr, &hidden):
-		if _, ok := c.known[name]; ok {
-			// A registered tool that answers like an unknown one is hidden
-			// from this caller.
-			return outcomeDenied, toolErr
-		}
-		return outcomeUnknownTool, toolErr
-	case err != nil:
-		return outcomeError, toolErr
-	case errors.As(toolErr, &upstream):
-		return outcomeToolError, upstream.Err // the log may show the URL
-	}
-	return outcomeToolError, toolErr
-}
-
-func (c *chain) logCall(ctx context.Context, name string, caller authz.Caller, o outcome, d time.Duration, cause error) {
 	level := slog.LevelInfo
 	switch o {
-	case outcomeDenied, outcomeOutage:
+	case outcome.Denied, outcome.Outage:
 		level = slog.LevelWarn
-	case outcomePanic, outcomeError:
+	case outcome.Panic, outcome.Error:
 		level = slog.LevelError
 	}
 	if !c.log.Enabled(ctx, level) {

@@ -74,9 +74,9 @@
 //
 // A handler made by [Handle] or [HandleResult] that panics ends its call
 // with an isError result of a generic text (the panic and its stack go to
-// the server's log). An error it returns that wraps an authorization
-// refusal of authz reaches the client as that refusal's fixed text, and
-// one whose text would show an upstream request's URL (an http.Client's
-// *url.Error) as "upstream request failed": tool code does nothing for
-// either.
+// the server's log). An error it returns that wraps an error with a
+// method ClientText() string (such as an authorization refusal of authz)
+// reaches the client as that text, and one whose text would show an
+// upstream request's URL (an http.Client's *url.Error) as "upstream
+// request failed": tool code does nothing for either.
 package tool

@@ -11,14 +11,14 @@ import (
 // This file gives the package's external tests the plumbing the
 // registry and the server reach through internal/core/call.
 
-// Wrap runs one invocation of a tool added by [Handler.AddTo]: it must
+// Wrap runs one invocation of a tool added by [Handler.AddWrapped]: it must
 // call run (at most once) with the context the handler should see.
 type Wrap func(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) error) error
 
-// AddTo adds t to s, served by h with deps, every call run through wrap
-// (nil: none), as a receiving middleware.
-func (h Handler[C]) AddTo(s *mcp.Server, t *mcp.Tool, deps C, wrap Wrap) {
-	h.addTo(s, t, deps)
+// AddWrapped adds t to s, served by h with deps, every call run through
+// wrap (nil: none), as a receiving middleware.
+func (h Handler[C]) AddWrapped(s *mcp.Server, t *mcp.Tool, deps C, wrap Wrap) {
+	h.AddTo(s, t, deps)
 	if wrap == nil {
 		return
 	}
@@ -42,16 +42,12 @@ func (h Handler[C]) AddTo(s *mcp.Server, t *mcp.Tool, deps C, wrap Wrap) {
 func BeginCall(ctx context.Context, c *Call) (context.Context, func()) {
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{}}
 	req.Params.SetProgressToken("test")
-	var info any
-	if c != nil {
-		info = c
-	}
-	return call.Begin(ctx, &call.Tool{Info: info}, req)
+	return call.Begin(ctx, &call.Tool[Call]{Info: c}, req)
 }
 
 // WithCall returns ctx carrying c, without progress state.
 func WithCall(ctx context.Context, c *Call) context.Context {
-	return call.With(ctx, &call.Tool{Info: c})
+	return call.With(ctx, &call.Tool[Call]{Info: c})
 }
 
 // Heartbeat is the server's liveness report.

@@ -67,34 +67,35 @@ func (h Handler[C]) OutputSchema() *jsonschema.Schema {
 	return h.b.out.Schema
 }
 
-func init() {
-	call.SetAddTool(func(h any, s *mcp.Server, t *mcp.Tool, deps any) {
-		h.(interface {
-			addTo(*mcp.Server, *mcp.Tool, any)
-		}).addTo(s, t, deps)
-	})
-}
-
-// addTo adds t to s, served by h with deps (a C): the registry's Install
-// reaches it through internal/core/call. t's schemas are set here from h's
-// (callers leave them nil). It panics if h is zero or [Handler.Err] is
-// not nil; the registry checks both first.
+// AddTo adds t to s, served by h with deps: h binds its dependency
+// container here, as go-sdk's mcp.AddTool binds a typed handler, and
+// like mcp.AddTool (which builds the tool's definition and its plain
+// [mcp.ToolHandler] with toolForErr, then calls Server.AddTool) it adds
+// the tool with the low-level [mcp.Server.AddTool]: the generic types
+// stop at this method, and s stores a plain closure. The registry's
+// Install calls it for every tool it adds.
 //
-// The tool is added with the SDK's low-level Server.AddTool, its input
-// schema as the JSON encoded once (see internal/core/schema.Object): the
-// SDK's typed mcp.AddTool would encode the schema again at every add and,
-// over streamable HTTP from 2026-07-28, at every call. The handler does
-// what mcp.AddTool's would, with the SDK's schema library and texts:
-// arguments are validated against the input schema (with its defaults)
-// before fn runs, and bad ones answered with an isError result
+// t is copied; the copy's InputSchema and OutputSchema are set from h's
+// (any t carries are ignored). Its input schema is the JSON encoded once
+// when h was made (see internal/core/schema.Object): mcp.AddTool would
+// encode the schema again at every add and, over streamable HTTP from
+// 2026-07-28, at every call. The handler does what mcp.AddTool's would,
+// with the SDK's schema library and texts: arguments are validated
+// against the input schema (with its defaults) before the handler's
+// function runs, and bad ones answered with an isError result
 // `validating "arguments": ...`; a result is validated against the
 // output schema and becomes the structured content and its text copy.
-func (h Handler[C]) addTo(s *mcp.Server, t *mcp.Tool, deps any) {
+//
+// AddTo panics if h is zero or [Handler.Err] is not nil (the registry
+// refuses both at Register), or if s or t is nil.
+func (h Handler[C]) AddTo(s *mcp.Server, t *mcp.Tool, deps C) {
+	if s == nil || t == nil {
+		panic("tool: Handler.AddTo with a nil server or tool")
+	}
 	if err := h.Err(); err != nil {
 		panic(fmt.Sprintf("tool: add %q: %v", t.Name, err))
 	}
-	d, _ := deps.(C) // a nil interface C stays nil
-	h.b.add(s, t, d)
+	h.b.add(s, t, deps)
 }
 
 // Handle makes a typed Handler. fn gets the dependency container, the raw
@@ -111,7 +112,19 @@ func (h Handler[C]) addTo(s *mcp.Server, t *mcp.Tool, deps any) {
 // In and Out must reflect to object schemas (structs or maps; pointers to
 // them): structured results are objects, so wrap a list in a struct. A
 // plain error from fn becomes an isError result; a *jsonrpc.Error becomes
-// a protocol error.
+// a protocol error. The client sees an error's text, except where its
+// chain holds an error with a method ClientText() string (authz's
+// refusals have one): the client then sees that text, whatever wraps it;
+// and an error whose text shows an upstream request's URL (it wraps a
+// *url.Error, as an http.Client's errors do) shows "upstream request
+// failed".
+//
+// A panic anywhere in the handler's work (decoding the arguments, fn,
+// encoding the result: a MarshalJSON, UnmarshalText, ... of In's or
+// Out's types) ends the call with an isError result of a generic text;
+// the panic value and stack go to the server's log (on a bare
+// *mcp.Server, the registry's Install logs them to slog.Default). This is
+// the handler's own panic boundary: it holds on any *mcp.Server.
 func Handle[C, In, Out any](fn func(ctx context.Context, deps C, req *mcp.CallToolRequest, in In) (Out, error)) Handler[C] {
 	if fn == nil {
 		return Handler[C]{}
@@ -129,18 +142,15 @@ func Handle[C, In, Out any](fn func(ctx context.Context, deps C, req *mcp.CallTo
 		tt := *t
 		tt.InputSchema, tt.OutputSchema = in.JSON, out.Schema
 		name := t.Name
-		s.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+			defer recoverCall(name, &res, &err)
 			var args In
 			if bad := arguments(in, req, &args); bad != nil {
 				return bad, nil
 			}
-			var v Out
-			res, err := invoke(name, func() (res *mcp.CallToolResult, err error) {
-				v, err = fn(ctx, deps, req, args)
-				return nil, err
-			})
-			if res != nil || err != nil {
-				return res, err
+			v, err := fn(ctx, deps, req, args)
+			if err != nil {
+				return answer(err)
 			}
 			result := any(v)
 			if nilOut != nil && result == any(*new(Out)) {
@@ -166,18 +176,20 @@ func HandleResult[C, In any](fn func(ctx context.Context, deps C, req *mcp.CallT
 		tt := *t
 		tt.InputSchema, tt.OutputSchema = in.JSON, nil
 		name := t.Name
-		s.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+			defer recoverCall(name, &res, &err)
 			var args In
 			if bad := arguments(in, req, &args); bad != nil {
 				return bad, nil
 			}
-			res, err := invoke(name, func() (*mcp.CallToolResult, error) {
-				return fn(ctx, deps, req, args)
-			})
-			if res == nil && err == nil {
+			res, err = fn(ctx, deps, req, args)
+			if err != nil {
+				return answer(err)
+			}
+			if res == nil {
 				res = &mcp.CallToolResult{}
 			}
-			return res, err
+			return res, nil
 		})
 	}
 	return Handler[C]{b: b}
@@ -198,23 +210,27 @@ func arguments(in *schema.Object, req *mcp.CallToolRequest, args any) *mcp.CallT
 	return nil
 }
 
-// invoke runs a handler's fn for the tool name and turns what it ends
-// with into the call's answer, as the SDK's typed tools do: a question
-// (see [Handle]) becomes the result; a *jsonrpc.Error, a protocol error;
-// any other error or a panic, an isError result (a panic's a
-// *call.PanicError, which the server logs with its stack; an error's
-// text as [call.ClientError] shows it). A nil result and nil error mean
-// fn succeeded.
-func invoke(name string, fn func() (*mcp.CallToolResult, error)) (res *mcp.CallToolResult, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			res, err = errorResult(&call.PanicError{Tool: name, Value: p, Stack: debug.Stack()}), nil
-		}
-	}()
-	res, err = fn()
-	if err == nil {
-		return res, nil
+// recoverCall is the handler's panic boundary, deferred by every
+// handler [Handler.AddTo] adds: a panic anywhere in the handler's work
+// (decoding the arguments, a field type's UnmarshalJSON or UnmarshalText;
+// fn itself; encoding the result, MarshalJSON or MarshalText) ends the
+// call of the tool name with an isError result of a *call.PanicError,
+// whose text is generic and which the server (or, on a bare server, the
+// registry) logs with its stack. It is the one boundary a tool's own
+// code needs: what a client sees of a panicking tool is a tool error,
+// and the session goes on. The server's chain has its own, for its
+// middleware and the SDK's work around the handler.
+func recoverCall(name string, res **mcp.CallToolResult, err *error) {
+	if p := recover(); p != nil {
+		*res, *err = errorResult(&call.PanicError{Tool: name, Value: p, Stack: debug.Stack()}), nil
 	}
+}
+
+// answer turns the error a handler's fn ended with into the call's
+// answer, as the SDK's typed tools do: a question (see [Handle]) becomes
+// the result; a *jsonrpc.Error, a protocol error; any other error an
+// isError result, shown as [call.ClientError] shows it.
+func answer(err error) (*mcp.CallToolResult, error) {
 	if ask := inputRequired(err); ask != nil {
 		return ask, nil
 	}

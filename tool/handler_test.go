@@ -468,7 +468,7 @@ func TestNonObject(t *testing.T) {
 					t.Errorf("AddTo panic = %v, want a tool: AddTo panic", p)
 				}
 			}()
-			tt.h.AddTo(mcp.NewServer(&mcp.Implementation{Name: "s"}, nil), &mcp.Tool{Name: "x"}, deps{}, nil)
+			tt.h.AddTo(mcp.NewServer(&mcp.Implementation{Name: "s"}, nil), &mcp.Tool{Name: "x"}, deps{})
 		})
 	}
 }
@@ -493,7 +493,7 @@ func TestZeroHandler(t *testing.T) {
 					t.Errorf("%s: AddTo panic = %v", name, p)
 				}
 			}()
-			h.AddTo(mcp.NewServer(&mcp.Implementation{Name: "s"}, nil), &mcp.Tool{Name: "x"}, deps{}, nil)
+			h.AddTo(mcp.NewServer(&mcp.Implementation{Name: "s"}, nil), &mcp.Tool{Name: "x"}, deps{})
 		}()
 	}
 	if h := tool.Handle(search); h.IsZero() {
@@ -538,20 +538,20 @@ func TestAddTo(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
 	tool.Handle(func(ctx context.Context, d deps, req *mcp.CallToolRequest, in greetArgs) (greeting, error) {
 		return greeting{Text: fmt.Sprintf("%s, %s (%v)", d.greeting, in.Name, ctx.Value(greetArgs{}))}, nil
-	}).AddTo(s, &mcp.Tool{Name: "greet", Description: "d"}, deps{greeting: "Hello"}, wrap)
+	}).AddWrapped(s, &mcp.Tool{Name: "greet", Description: "d"}, deps{greeting: "Hello"}, wrap)
 	tool.HandleResult(func(ctx context.Context, d deps, req *mcp.CallToolRequest, in greetArgs) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			&mcp.TextContent{Text: d.greeting},
 			&mcp.TextContent{Text: in.Name},
 		}}, nil
-	}).AddTo(s, &mcp.Tool{Name: "parts"}, deps{greeting: "Hi"}, nil)
+	}).AddTo(s, &mcp.Tool{Name: "parts"}, deps{greeting: "Hi"})
 	tool.HandleResult(func(ctx context.Context, d deps, req *mcp.CallToolRequest, in greetArgs) (*mcp.CallToolResult, error) {
 		return nil, errors.New("no such item")
-	}).AddTo(s, &mcp.Tool{Name: "fails"}, deps{}, nil)
-	tool.Handle(search).AddTo(s, &mcp.Tool{Name: "search"}, deps{}, nil)
+	}).AddTo(s, &mcp.Tool{Name: "fails"}, deps{})
+	tool.Handle(search).AddTo(s, &mcp.Tool{Name: "search"}, deps{})
 	tool.Handle(func(ctx context.Context, d deps, req *mcp.CallToolRequest, in struct{}) (*searchResult, error) {
 		return nil, nil
-	}).AddTo(s, &mcp.Tool{Name: "nil_result"}, deps{}, nil)
+	}).AddTo(s, &mcp.Tool{Name: "nil_result"}, deps{})
 	cs := connect(t, s)
 	ctx := context.Background()
 
@@ -806,7 +806,7 @@ func TestNullableOutputKinds(t *testing.T) {
 // the struct's order (name, price, kind, note, owner), not the alphabet's.
 func TestPropertyOrderOnTheWire(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
-	tool.Handle(create).AddTo(s, &mcp.Tool{Name: "create"}, deps{}, nil)
+	tool.Handle(create).AddTo(s, &mcp.Tool{Name: "create"}, deps{})
 	var wire syncbuf.Buffer
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := s.Connect(context.Background(), st, nil)
@@ -866,7 +866,7 @@ func TestTextMarshalerOnTheWire(t *testing.T) {
 		t.Errorf("time.Time's schema = %+v, want a date-time string", got)
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
-	h.AddTo(s, &mcp.Tool{Name: "next"}, deps{}, nil)
+	h.AddTo(s, &mcp.Tool{Name: "next"}, deps{})
 	cs := connect(t, s)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "next", Arguments: map[string]any{
 		"ticket": "T-0a0b0c0d", "when": "2026-11-30T01:02:03Z", "raw": []any{1, "two"},
@@ -900,7 +900,7 @@ func TestJSONNumberOnTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
-	h.AddTo(s, &mcp.Tool{Name: "echo"}, deps{}, nil)
+	h.AddTo(s, &mcp.Tool{Name: "echo"}, deps{})
 	cs := connect(t, s)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"n": 2.5}})
 	if err != nil {
@@ -945,7 +945,7 @@ func TestMapKeysOnTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
-	h.AddTo(s, &mcp.Tool{Name: "keys"}, deps{}, nil)
+	h.AddTo(s, &mcp.Tool{Name: "keys"}, deps{})
 	cs := connect(t, s)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "keys", Arguments: map[string]any{
 		"m": map[string]any{"-1": "minus one"}, "u": map[string]any{"7": "seven"},
@@ -970,6 +970,98 @@ func TestMapKeysOnTheWire(t *testing.T) {
 		}
 		if !res.IsError || !strings.Contains(texts(res)[0], "validating") {
 			t.Errorf("key %q of a map[uint16]string: isError %v %q, want a validation error", u, res.IsError, texts(res))
+		}
+	}
+}
+
+// secretError has a text for the server's log and another for the client.
+type secretError struct{ detail string }
+
+func (e *secretError) Error() string      { return "lookup failed: " + e.detail }
+func (e *secretError) ClientText() string { return "lookup failed" }
+
+// TestClientText: an error with a ClientText method, anywhere in the
+// handler's error chain, shows the client that text and nothing else of
+// the chain (no package needs to be linked for it); an error without one
+// shows its own text, and one that would show an upstream URL a fixed
+// text.
+func TestClientText(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
+	for name, err := range map[string]error{
+		"texter":   fmt.Errorf("catalog: %w", &url.Error{Op: "Get", URL: "http://internal:8080/x", Err: &secretError{"db at 10.0.0.7 down"}}),
+		"plain":    errors.New("no such item"),
+		"upstream": &url.Error{Op: "Get", URL: "http://internal:8080/x", Err: errors.New("connection refused")},
+	} {
+		tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct{}) (searchResult, error) {
+			return searchResult{}, err
+		}).AddTo(s, &mcp.Tool{Name: name}, deps{})
+	}
+	cs := connect(t, s)
+	for name, want := range map[string]string{"texter": "lookup failed", "plain": "no such item", "upstream": "upstream request failed"} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !res.IsError || !slicesEqual(texts(res), []string{want}) {
+			t.Errorf("%s: isError %v, content %q; want the error %q", name, res.IsError, texts(res), want)
+		}
+	}
+}
+
+// brittle marshals as text and panics on the input "boom" (decoding) or
+// when its value is "boom" (encoding).
+type brittle string
+
+func (b brittle) MarshalText() ([]byte, error) {
+	if b == "boom" {
+		panic("brittle: cannot encode boom")
+	}
+	return []byte(b), nil
+}
+
+func (b *brittle) UnmarshalText(t []byte) error {
+	if string(t) == "boom" {
+		panic("brittle: cannot decode boom")
+	}
+	*b = brittle(t)
+	return nil
+}
+
+// TestPanicBoundary: the handler's own boundary covers all its work, on
+// a bare *mcp.Server with no middleware at all: a panic in fn, in the
+// decoding of the arguments (UnmarshalText) or in the encoding of the
+// result (MarshalText) answers with the generic isError result, and the
+// session goes on.
+func TestPanicBoundary(t *testing.T) {
+	type echo struct {
+		V brittle `json:"v"`
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
+	tool.Handle(func(_ context.Context, _ deps, _ *mcp.CallToolRequest, in echo) (echo, error) {
+		switch in.V {
+		case "in":
+			return echo{V: "boom"}, nil
+		case "fn":
+			panic("fn")
+		}
+		return in, nil
+	}).AddTo(s, &mcp.Tool{Name: "echo"}, deps{})
+	tool.HandleResult(func(context.Context, deps, *mcp.CallToolRequest, echo) (*mcp.CallToolResult, error) {
+		panic("whole")
+	}).AddTo(s, &mcp.Tool{Name: "whole"}, deps{})
+	cs := connect(t, s)
+	const generic = "internal error: the tool failed unexpectedly; the failure was logged"
+	for _, c := range []struct{ tool, v string }{{"echo", "boom"}, {"echo", "in"}, {"echo", "fn"}, {"whole", "x"}} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{"v": c.v}})
+		if err != nil {
+			t.Fatalf("%s %q: protocol error %v, want an isError result", c.tool, c.v, err)
+		}
+		if !res.IsError || !slicesEqual(texts(res), []string{generic}) {
+			t.Errorf("%s %q: isError %v, content %q; want %q", c.tool, c.v, res.IsError, texts(res), generic)
+		}
+		res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"v": "ok"}})
+		if err != nil || res.IsError {
+			t.Fatalf("after %s %q: %v %v", c.tool, c.v, err, texts(res))
 		}
 	}
 }

@@ -43,8 +43,8 @@ func progressServer(d *progressDeps) *mcp.Server {
 		}
 		return progressOut{OK: true}, nil
 	})
-	report.AddTo(s, &mcp.Tool{Name: "report", Description: "Report progress."}, d, wrap)
-	report.AddTo(s, &mcp.Tool{Name: "unwrapped", Description: "Report progress, unwrapped."}, d, nil)
+	report.AddWrapped(s, &mcp.Tool{Name: "report", Description: "Report progress."}, d, wrap)
+	report.AddWrapped(s, &mcp.Tool{Name: "unwrapped", Description: "Report progress, unwrapped."}, d, nil)
 	tool.Handle(func(ctx context.Context, d *progressDeps, req *mcp.CallToolRequest, _ struct{}) (progressOut, error) {
 		if err := tool.Progress(ctx, req, 1, 0, "in time"); err != nil {
 			return progressOut{}, err
@@ -54,7 +54,7 @@ func progressServer(d *progressDeps) *mcp.Server {
 			d.lateR <- tool.Progress(context.WithoutCancel(ctx), req, 2, 0, "too late")
 		}()
 		return progressOut{OK: true}, nil
-	}).AddTo(s, &mcp.Tool{Name: "late", Description: "Report after the call."}, d, wrap)
+	}).AddWrapped(s, &mcp.Tool{Name: "late", Description: "Report after the call."}, d, wrap)
 	return s
 }
 
@@ -172,7 +172,7 @@ func TestProgressNotFinite(t *testing.T) {
 			d.errs <- tool.Progress(ctx, req, v, math.Inf(1), "v")
 		}
 		return progressOut{OK: true}, nil
-	}).AddTo(s, &mcp.Tool{Name: "weird", Description: "Report odd values."}, d, func(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) error) error {
+	}).AddWrapped(s, &mcp.Tool{Name: "weird", Description: "Report odd values."}, d, func(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) error) error {
 		ctx, end := tool.BeginCall(ctx, nil)
 		defer end()
 		return run(ctx)
@@ -260,7 +260,7 @@ func TestHeartbeat(t *testing.T) {
 		errs <- tool.Progress(ctx, req, 5, 8, "five")
 		errs <- tool.Heartbeat(ctx, req, "alive 3")
 		return progressOut{OK: true}, nil
-	}).AddTo(s, &mcp.Tool{Name: "hb", Description: "Heartbeats."}, struct{}{}, func(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) error) error {
+	}).AddWrapped(s, &mcp.Tool{Name: "hb", Description: "Heartbeats."}, struct{}{}, func(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) error) error {
 		ctx, end := tool.BeginCall(ctx, nil)
 		defer end()
 		return run(ctx)

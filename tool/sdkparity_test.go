@@ -109,10 +109,10 @@ func paritySessions(tb testing.TB) (ours, sdk *mcp.ClientSession) {
 	}
 
 	oursServer := mcp.NewServer(&mcp.Implementation{Name: "toolroute"}, nil)
-	h.AddTo(oursServer, &mcp.Tool{Name: "typed"}, deps{}, nil)
-	whole.AddTo(oursServer, &mcp.Tool{Name: "whole"}, deps{}, nil)
-	mapped.AddTo(oursServer, &mcp.Tool{Name: "mapped"}, deps{}, nil)
-	plain.AddTo(oursServer, &mcp.Tool{Name: "plain"}, deps{}, nil)
+	h.AddWrapped(oursServer, &mcp.Tool{Name: "typed"}, deps{}, nil)
+	whole.AddWrapped(oursServer, &mcp.Tool{Name: "whole"}, deps{}, nil)
+	mapped.AddWrapped(oursServer, &mcp.Tool{Name: "mapped"}, deps{}, nil)
+	plain.AddWrapped(oursServer, &mcp.Tool{Name: "plain"}, deps{}, nil)
 
 	sdkServer := mcp.NewServer(&mcp.Implementation{Name: "sdk"}, nil)
 	// The SDK's handlers do not recover panics (see sdkPanicked).

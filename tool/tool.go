@@ -75,10 +75,9 @@ type Call struct {
 // CallFromContext returns the tool call ctx belongs to, or nil outside a
 // tool call.
 func CallFromContext(ctx context.Context) *Call {
-	t, _ := call.From(ctx)
+	t := call.From[Call](ctx)
 	if t == nil {
 		return nil
 	}
-	c, _ := t.Info.(*Call)
-	return c
+	return t.Info
 }

@@ -76,7 +76,7 @@ func connectWith(t *testing.T, up *upstream, caller authz.Caller, a authz.Author
 	ctx := context.Background()
 	deps := &tools.Deps{Catalog: &catalog.Client{
 		BaseURL:    up.url,
-		HTTPClient: &http.Client{Transport: authz.Transport(nil, catalog.ServiceKey, up.url, a)},
+		HTTPClient: &http.Client{Transport: authz.Transport(nil, catalog.ServiceKey, up.url, a, authz.TransportOptions{})},
 	}}
 	if change != nil {
 		change(deps)

@@ -45,13 +45,13 @@ func benchTelemetry(b testing.TB) *telemetry.Telemetry {
 func benchServer(b *testing.B, up *upstream, on bool) *mcp.Server {
 	var (
 		a         authz.Authorizer = testPolicy(b)
-		transport                  = authz.Transport(http.DefaultTransport, "items", up.URL, a)
+		transport                  = authz.Transport(http.DefaultTransport, "items", up.URL, a, authz.TransportOptions{})
 		opts                       = server.Options{Authorizer: a}
 	)
 	if on {
 		tel := benchTelemetry(b)
 		a = tel.Authorizer(a, telemetry.SourcePolicy)
-		transport = tel.Transport(authz.Transport(http.DefaultTransport, "items", up.URL, a), "items")
+		transport = tel.Transport(authz.Transport(http.DefaultTransport, "items", up.URL, a, authz.TransportOptions{}), "items")
 		opts = server.Options{Authorizer: a, Observers: []mcp.Middleware{tel.Middleware()}}
 	}
 	s, err := server.New(opts, server.Install(testRegistry(), &deps{client: &http.Client{Transport: transport}, base: up.URL}))
@@ -130,7 +130,7 @@ func BenchmarkOverhead(b *testing.B) {
 			if _, err := a.AllowMany(ctx, viewer, routes); err != nil {
 				return nil, err
 			}
-			r, _ := http.NewRequestWithContext(icall.With(ctx, &icall.Tool{Info: call}), http.MethodGet, "http://upstream"+strings.TrimPrefix(bound.URI, "/items"), nil)
+			r, _ := http.NewRequestWithContext(icall.With(ctx, &icall.Tool[tool.Call]{Info: call}), http.MethodGet, "http://upstream"+strings.TrimPrefix(bound.URI, "/items"), nil)
 			if _, err := rt.RoundTrip(r); err != nil {
 				return nil, err
 			}
@@ -138,7 +138,7 @@ func BenchmarkOverhead(b *testing.B) {
 		}
 	}
 	b.Run("off", func(b *testing.B) {
-		h := handler(policy, authz.Transport(okTransport{}, "items", "http://upstream", policy))
+		h := handler(policy, authz.Transport(okTransport{}, "items", "http://upstream", policy, authz.TransportOptions{}))
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := h(ctx, "tools/call", req); err != nil {
@@ -148,7 +148,7 @@ func BenchmarkOverhead(b *testing.B) {
 	})
 	b.Run("on", func(b *testing.B) {
 		a := tel.Authorizer(policy, telemetry.SourcePolicy)
-		h := tel.Middleware()(handler(a, tel.Transport(authz.Transport(okTransport{}, "items", "http://upstream", a), "items")))
+		h := tel.Middleware()(handler(a, tel.Transport(authz.Transport(okTransport{}, "items", "http://upstream", a, authz.TransportOptions{}), "items")))
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := h(ctx, "tools/call", req); err != nil {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/internal/core/truncate"
+	srvoutcome "github.com/toolroute/toolroute/internal/serve/outcome"
 )
 
 // request is what the decorators learn about one MCP request, shared
@@ -153,7 +154,7 @@ func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, n
 
 	res, err = next(ctx, method, req)
 
-	o := classify(ctx, res, err, st)
+	o := classify(ctx, call != nil, res, err, st)
 	known := call != nil && !o.unknownTool
 	if span.IsRecording() {
 		// The attributes at the end, in one call: the subject may have been
@@ -211,38 +212,43 @@ func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, n
 	return res, err
 }
 
-// How a request ended (Record.Outcome), in the words of the server's log
-// record of a call.
+// How a request other than tools/call ended (Record.Outcome), in the
+// words of the server's log record of a call. A tools/call's outcome is
+// the server's own classification (internal/serve/outcome).
 const (
-	callOK          = "ok"             // the tool returned a result
-	callToolError   = "tool_error"     // the tool returned an error (an isError result)
-	callDenied      = "denied"         // authorization refused it, or the tool is hidden
-	callCancelled   = "cancelled"      // its context ended: cancellation, deadline or shutdown
-	callUnknownTool = "unknown_tool"   // no such tool
-	callOutage      = "outage"         // the authorizer could not decide
-	callInput       = "input_required" // the tool asks the client for input
-	callError       = "error"          // any other protocol error
+	callOK        = "ok"             // the request was answered
+	callDenied    = "denied"         // authorization refused it
+	callCancelled = "cancelled"      // its context ended: cancellation, deadline or shutdown
+	callOutage    = "outage"         // the authorizer could not decide
+	callInput     = "input_required" // the tool asks the client for input
+	callError     = "error"          // any other protocol error
 )
 
 // outcome is how a request ended.
 type outcome struct {
-	outcome     string // call*
+	outcome     string // the server's words: call*, or an outcome.Outcome's
 	errorType   string // error.type: "tool_error", a JSON-RPC code, or "_OTHER"; "" if none
 	rpcCode     string // the JSON-RPC error code, if any
 	unknownTool bool   // the name is no tool of the server's
 	hidden      bool   // answered like an unknown tool, but a tool of the server's
 	asked       bool   // the authorizer was asked during the request
-	cause       error
 }
 
-func classify(ctx context.Context, res mcp.Result, err error, st *request) outcome {
+// classify tells how a request ended: its attributes (error.type, the
+// JSON-RPC code, whether a call's tool is one of the server's) from its
+// answer, and its outcome. A tools/call's outcome is the server's: the
+// one its log record of the call holds, which the server leaves in the
+// request's context ([outcome.Record]); where no server did (the
+// middleware on a bare *mcp.Server), it is classified by the same rules
+// ([outcome.Of]). Other requests, which the server does not classify,
+// are classified here.
+func classify(ctx context.Context, isCall bool, res mcp.Result, err error, st *request) outcome {
 	var o outcome
 	st.mu.Lock()
 	decision, asked := st.decision, st.asked
 	st.mu.Unlock()
 	o.asked = asked
 	if err != nil {
-		o.cause = err
 		var rpc *jsonrpc.Error
 		switch {
 		case errors.As(err, &rpc):
@@ -261,54 +267,35 @@ func classify(ctx context.Context, res mcp.Result, err error, st *request) outco
 		default:
 			o.errorType = other
 		}
-		switch {
-		case o.errorType == "cancelled" || ctx.Err() != nil:
-			o.outcome = callCancelled
-		case o.hidden:
-			o.outcome = callDenied // a hidden tool
-		case o.unknownTool:
-			o.outcome = callUnknownTool
-		case decision == outcomeOutage:
-			o.outcome = callOutage
-		case decision == outcomeUnauthenticated || decision == outcomeDeny:
-			o.outcome = callDenied
-		default:
-			o.outcome = callError
-		}
-		return o
-	}
-	r, _ := res.(*mcp.CallToolResult)
-	switch {
-	case r == nil:
-		o.outcome = callOK
-	case r.NeedsInput():
-		o.outcome = callInput
-	case !r.IsError:
-		o.outcome = callOK
-	default:
+	} else if r, _ := res.(*mcp.CallToolResult); r != nil && r.IsError && !r.NeedsInput() {
 		o.errorType = "tool_error"
-		o.cause = r.GetError()
 		// An outage's answer to a name the server does not have says so in
 		// its cause.
 		h := (*authz.HiddenToolError)(nil)
-		o.unknownTool = errors.As(o.cause, &h) && !h.Exists
-		var (
-			denied *authz.DeniedError
-			unauth *authz.UnauthenticatedError
-			outage *authz.OutageError
-		)
-		switch {
-		case o.cause == nil:
-			o.outcome = callToolError
-		case errors.As(o.cause, &outage):
-			o.outcome = callOutage
-		case errors.As(o.cause, &denied), errors.As(o.cause, &unauth):
-			o.outcome = callDenied
-		case errors.Is(o.cause, context.Canceled), errors.Is(o.cause, context.DeadlineExceeded):
-			o.outcome = callCancelled
-		default:
-			o.outcome = callToolError
+		o.unknownTool = errors.As(r.GetError(), &h) && !h.Exists
+	}
+	if isCall {
+		if rec := srvoutcome.From(ctx); rec != nil {
+			if oc, ok := rec.Get(); ok {
+				o.outcome = oc.String()
+				return o
+			}
 		}
+		oc, _ := srvoutcome.Of(ctx, res, err)
+		o.outcome = oc.String()
+		return o
+	}
+	switch {
+	case err == nil:
+		o.outcome = callOK
+	case o.errorType == "cancelled" || ctx.Err() != nil:
+		o.outcome = callCancelled
+	case decision == outcomeOutage:
+		o.outcome = callOutage
+	case decision == outcomeUnauthenticated || decision == outcomeDeny:
+		o.outcome = callDenied
+	default:
+		o.outcome = callError
 	}
 	return o
 }

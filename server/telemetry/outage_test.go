@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/server/servertest"
+	"github.com/toolroute/toolroute/server/telemetry"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -81,5 +83,58 @@ func TestAuthorizerForwardsReady(t *testing.T) {
 		if got := rc.Ready(context.Background()); got != tc.want {
 			t.Errorf("Ready of the decorator of %T = %v, want %v", tc.a, got, tc.want)
 		}
+	}
+}
+
+// upstreamDenier lets every caller see every tool, and refuses the
+// upstream request for the item "forbidden".
+type upstreamDenier struct{}
+
+func (upstreamDenier) Allow(_ context.Context, c authz.Caller, r tool.Route) error {
+	if strings.HasSuffix(r.URI, "/forbidden") {
+		return &authz.DeniedError{Route: r, Subject: c.Subject, Reason: "the test forbids it"}
+	}
+	return nil
+}
+
+func (upstreamDenier) AllowMany(_ context.Context, _ authz.Caller, rs []tool.Route) ([]bool, error) {
+	out := make([]bool, len(rs))
+	for i := range out {
+		out[i] = true
+	}
+	return out, nil
+}
+
+// TestUpstreamDeniedOutcome: a call whose upstream request authz.Transport
+// refuses (the handler returns the *url.Error wrapping the DeniedError,
+// the client sees an isError result) is recorded as the server's log
+// record classifies it, "denied", in its audit record and its span's
+// status, not as "tool_error" like a call whose upstream answers 404.
+func TestUpstreamDeniedOutcome(t *testing.T) {
+	e := newEnv(t, envOptions{inner: upstreamDenier{}})
+	cs := servertest.Connect(t, e.server, &viewer, servertest.Options{})
+	for _, id := range []string{"forbidden", "missing"} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": id}})
+		if err != nil || !res.IsError {
+			t.Fatalf("get_item %s: %v %+v, want an isError result", id, err, res)
+		}
+	}
+	var outcomes, statuses []string
+	for _, r := range e.records(t) {
+		if r.Event == telemetry.EventCall {
+			outcomes = append(outcomes, r.Outcome)
+		}
+	}
+	for _, s := range e.spans.Ended() {
+		if s.Name() == "tools/call get_item" {
+			statuses = append(statuses, s.Status().Description)
+		}
+	}
+	want := []string{"denied", "tool_error"}
+	if !slices.Equal(outcomes, want) {
+		t.Errorf("audit outcomes = %q, want %q", outcomes, want)
+	}
+	if !slices.Equal(statuses, want) {
+		t.Errorf("span statuses = %q, want %q", statuses, want)
 	}
 }

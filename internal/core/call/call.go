@@ -1,12 +1,13 @@
 // Package call holds what tool, registry, server and authz share about
 // one tool call: the tool it belongs to, its progress state, and the
-// errors of the call path (a recovered panic, an upstream failure shown
-// with a fixed text). Nothing here is API.
+// errors of the call path (a recovered panic, an error shown to the
+// client by a text of its own). Nothing here is API.
 //
-// A call is begun once, by the outermost layer that runs it: the
-// server's chain under server.New, else the registry's middleware on a
-// bare *mcp.Server. [Begin] puts the call in the context; [From] reads
-// it back.
+// A call is begun once, by the one layer that owns it: the server's
+// chain under server.New (whose installers add tools with
+// registry.AddTools), the registry's middleware on a bare *mcp.Server
+// (registry.Install). Neither looks for the other. [Begin] puts the call
+// in the context; [From] reads it back.
 package call
 
 import (
@@ -20,26 +21,31 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Tool is what every call of one tool shares. It is built once per tool
-// and server (or registry installation), never per call.
-type Tool struct {
-	// Info is the tool's *tool.Call (this package cannot import tool).
-	Info any
-	// Authorizer is the server's authz.Authorizer; nil on a bare server.
-	Authorizer any
-	// Logger is the server's *slog.Logger; nil on a bare server.
-	Logger any
-	// Server reports that the server's chain runs the call: it logs a
-	// panic (with its stack) in the call's log record and ends the call.
-	Server bool
+// Tool is what every call of one tool shares, and the value a call's
+// context carries under [Key]: one built per tool and server (or
+// registry installation) for calls without progress state, and a copy
+// with a fresh [State] for a call whose client sent a progress token.
+//
+// I is the type of the tool's description, tool.Call (this package
+// cannot import tool, which imports it); every layer uses that one type.
+type Tool[I any] struct {
+	// Info describes the tool.
+	Info *I
+
+	st *State // nil: no progress token
 }
+
+// State returns t's progress state: nil for a call whose client asked no
+// progress (and for the Tool a call of it is begun from).
+func (t *Tool[I]) State() *State { return t.st }
+
+// state is what [Notify] asks of a context's call, whatever its I.
+func (t *Tool[I]) state() *State { return t.st }
 
 // State is one call's progress state: the last progress value sent, and
 // whether the call has ended. It exists only for a call whose client
 // sent a progress token.
 type State struct {
-	Tool *Tool
-
 	mu    sync.Mutex // held while a notification is sent: sends are ordered
 	ended bool
 	sent  bool    // a progress notification was sent
@@ -47,44 +53,57 @@ type State struct {
 	total float64 // its total (0: unknown)
 }
 
-// Key is the context key a call's context carries the call under: a
+// Key is the context key a call's context carries its *[Tool] under: a
 // context type of the server's own may answer it (see [New]).
 type Key struct{}
 
+// progressCall is a call with progress state, in one allocation.
+type progressCall[I any] struct {
+	t  Tool[I]
+	st State
+}
+
 // New begins a call of t: it returns what the call's context carries
 // under [Key] (t itself, without a progress token in req; with one, a
-// fresh [State], which end ends). A call is begun once, by the outermost
-// layer running it.
-func New(t *Tool, req *mcp.CallToolRequest) (v any, end func()) {
+// copy of t with a fresh [State], which end ends). A call is begun once,
+// by the outermost layer running it.
+func New[I any](t *Tool[I], req *mcp.CallToolRequest) (c *Tool[I], end func()) {
 	if req == nil || req.Params == nil || req.Params.GetProgressToken() == nil {
-		return t, func() {}
+		return t, nop // not a func literal: in a generic function, one captures its dictionary, and costs an allocation
 	}
-	st := &State{Tool: t}
-	return st, st.End
+	p := &progressCall[I]{t: *t}
+	p.t.st = &p.st
+	return &p.t, p.st.End
 }
+
+func nop() {}
 
 // Begin is [New], returning ctx with the call in it.
-func Begin(ctx context.Context, t *Tool, req *mcp.CallToolRequest) (_ context.Context, end func()) {
-	v, end := New(t, req)
-	return context.WithValue(ctx, Key{}, v), end
+func Begin[I any](ctx context.Context, t *Tool[I], req *mcp.CallToolRequest) (_ context.Context, end func()) {
+	c, end := New(t, req)
+	return context.WithValue(ctx, Key{}, c), end
 }
 
-// With returns ctx carrying t without progress state, for tests of code
-// that reads the call.
-func With(ctx context.Context, t *Tool) context.Context {
+// With returns ctx carrying t (without progress state, unless t is a
+// call begun with [New]), for tests of code that reads the call.
+func With[I any](ctx context.Context, t *Tool[I]) context.Context {
 	return context.WithValue(ctx, Key{}, t)
 }
 
-// From returns the call ctx belongs to and its progress state (nil when
-// the client asked no progress); nil, nil outside a call.
-func From(ctx context.Context) (*Tool, *State) {
-	switch v := ctx.Value(Key{}).(type) {
-	case *Tool:
-		return v, nil
-	case *State:
-		return v.Tool, v
+// From returns the call ctx belongs to, nil outside a call (or in a call
+// whose description is not an I).
+func From[I any](ctx context.Context) *Tool[I] {
+	t, _ := ctx.Value(Key{}).(*Tool[I])
+	return t
+}
+
+// stateFrom returns the progress state of ctx's call, or nil.
+func stateFrom(ctx context.Context) *State {
+	c, _ := ctx.Value(Key{}).(interface{ state() *State })
+	if c == nil {
+		return nil
 	}
-	return nil, nil
+	return c.state()
 }
 
 // End ends the call: later notifications send nothing. It waits for a
@@ -110,7 +129,7 @@ func Notify(ctx context.Context, req *mcp.CallToolRequest, message string, next 
 	if token == nil {
 		return nil
 	}
-	_, st := From(ctx)
+	st := stateFrom(ctx)
 	if st == nil {
 		return ErrNoCall
 	}
@@ -168,15 +187,6 @@ func (e *PanicError) Error() string {
 	return "internal error: the tool failed unexpectedly; the failure was logged"
 }
 
-// fixed, set by authz when it is linked, returns the error of err's chain
-// whose text is fixed and safe to show a client (an authorization
-// refusal), or nil.
-var fixed func(err error) error
-
-// SetFixed sets the function [ClientError] asks for an error of fixed
-// text; authz calls it from an init function.
-func SetFixed(f func(err error) error) { fixed = f }
-
 // UpstreamError is what a client sees of an error that would show it an
 // upstream request's URL (a *url.Error's text): a fixed text. Err is the
 // handler's error, for the server's log.
@@ -188,19 +198,39 @@ func (e *UpstreamError) Error() string { return "upstream request failed" }
 // Unwrap returns e.Err.
 func (e *UpstreamError) Unwrap() error { return e.Err }
 
+// ClientTexter is an error whose text for a tool's client is its
+// ClientText, whatever wraps it: authz's refusals, whose texts are fixed
+// and tell nothing of why.
+type ClientTexter interface {
+	ClientText() string
+}
+
+// ShownError is what a client sees of an error whose chain holds a
+// [ClientTexter]: its ClientText. Err is the handler's error, for the
+// server's log and classification (it unwraps to it).
+type ShownError struct {
+	Text string
+	Err  error
+}
+
+// Error returns e.Text.
+func (e *ShownError) Error() string { return e.Text }
+
+// Unwrap returns e.Err.
+func (e *ShownError) Unwrap() error { return e.Err }
+
 // ClientError returns the error a tool's client is shown for a handler's
-// err: an authorization refusal anywhere in err's chain as itself (its
-// text is fixed); else, if err's text shows an upstream request's URL
-// (it wraps a *url.Error, as an http.Client's errors do), an
-// [UpstreamError]; else err.
+// err: for a [ClientTexter] anywhere in err's chain (the first one), a
+// [ShownError] of its text; else, if err's text shows an upstream
+// request's URL (it wraps a *url.Error, as an http.Client's errors do),
+// an [UpstreamError]; else err.
 func ClientError(err error) error {
 	if err == nil {
 		return nil
 	}
-	if fixed != nil {
-		if f := fixed(err); f != nil {
-			return f
-		}
+	var ct ClientTexter
+	if errors.As(err, &ct) {
+		return &ShownError{Text: ct.ClientText(), Err: err}
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) && ue.URL != "" && strings.Contains(err.Error(), ue.URL) {
@@ -208,15 +238,3 @@ func ClientError(err error) error {
 	}
 	return err
 }
-
-// addTool, set by package tool, adds t to s served by h (a
-// tool.Handler[C]) with deps (a C).
-var addTool func(h any, s *mcp.Server, t *mcp.Tool, deps any)
-
-// SetAddTool sets [AddTool]'s implementation; package tool calls it from
-// an init function.
-func SetAddTool(f func(h any, s *mcp.Server, t *mcp.Tool, deps any)) { addTool = f }
-
-// AddTool adds t to s, served by h (a tool.Handler of deps' type) with deps:
-// the registry's way to a handler's typed serving, which is not API.
-func AddTool(h any, s *mcp.Server, t *mcp.Tool, deps any) { addTool(h, s, t, deps) }
