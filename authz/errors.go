@@ -45,26 +45,39 @@ const (
 	textOutage          = "authorization service unavailable"
 )
 
-// DeniedError is the answer of an [Authorizer] that refuses a caller a
-// route. Its text is always "not authorized (insufficient_scope)".
+// DeniedError is toolroute's one refusal: an [Authorizer]'s of a route,
+// and authz/permission's of capabilities (by a rule, a remembered answer
+// or the user). Its text is "not authorized (insufficient_scope)", unless
+// Text says otherwise.
 type DeniedError struct {
-	// Route is the route refused.
+	// Route is the route refused; the zero Route for a refusal of
+	// capabilities.
 	Route tool.Route
 	// Subject is the caller's subject.
 	Subject string
 	// Reason says why, for the server's log; it is not part of the error's
 	// text.
 	Reason string
+	// Text, if set, replaces the fixed text: for a refusal whose details
+	// are the caller's own request, such as authz/permission's
+	// "permission denied by the user: delete on item:7". An Authorizer
+	// leaves it empty, so that what a client sees never tells why.
+	Text string
 }
 
-// Error returns "not authorized (insufficient_scope)".
-func (e *DeniedError) Error() string { return textDenied }
+// Error returns e.Text, or "not authorized (insufficient_scope)".
+func (e *DeniedError) Error() string { return e.ClientText() }
 
-// ClientText returns "not authorized (insufficient_scope)": a tool's
-// client is shown this text of an error that wraps e (an [http.Client]'s
-// [*net/url.Error] of a request [Transport] refused, say), whatever else
-// the error's text holds.
-func (e *DeniedError) ClientText() string { return textDenied }
+// ClientText returns what Error returns: a tool's client is shown this
+// text of an error that wraps e (an [http.Client]'s [*net/url.Error] of a
+// request [Transport] refused, say), whatever else the error's text
+// holds.
+func (e *DeniedError) ClientText() string {
+	if e.Text != "" {
+		return e.Text
+	}
+	return textDenied
+}
 
 // UnauthenticatedError is the answer of an [Authorizer] that cannot tell
 // who the caller is: no credential, or one the authorization service

@@ -179,29 +179,6 @@ func (g Granted) Has(capability string) bool {
 // Capabilities returns the granted capabilities, sorted.
 func (g Granted) Capabilities() []string { return slices.Clone(g.caps) }
 
-// DeniedError is the error of a call denied a capability it needs, by a
-// rule, a remembered answer or the user. It is a plain error: a handler
-// returning it ends the call with an isError result.
-type DeniedError struct {
-	// Tool is the tool called.
-	Tool string
-	// Subjects are the request's subjects.
-	Subjects []string
-	// Missing are the requested capabilities not granted on every subject.
-	Missing []string
-	// ByUser reports that the user answered no (or dismissed the question).
-	ByUser bool
-}
-
-// Error says what was denied, on which subjects, and whether by the user.
-func (e *DeniedError) Error() string {
-	by := ""
-	if e.ByUser {
-		by = " by the user"
-	}
-	return fmt.Sprintf("permission denied%s: %s on %s", by, strings.Join(e.Missing, ", "), subjectList(e.Subjects))
-}
-
 // ErrCannotAsk is the error of a call that needs the user's answer from a
 // client that cannot be asked: one without form elicitation, or a
 // pre-2026 client over stateless HTTP (which cannot carry a request from
@@ -247,8 +224,9 @@ func (e *InputRequiredError) InputRequiredResult() *mcp.CallToolResult { return 
 //     for older ones — and runs the handler again, from the top, with the
 //     answer. So check permissions before any side effect, and call
 //     Require once per invocation with the same Request every time.
-//   - The call may not proceed: err is a *DeniedError, [ErrCannotAsk] or
-//     another plain error (the handler returns it: an isError result), or
+//   - The call may not proceed: err is an *authz.DeniedError (its text
+//     says which capabilities were refused on which subjects, and whether
+//     by the user), [ErrCannotAsk] or another plain error (the handler returns it: an isError result), or
 //     a *jsonrpc.Error with code -32602 (a protocol error) when the retry's
 //     request state is bad, expired, used already, or issued for another
 //     principal, tool, arguments or Request, or when its answer does not
@@ -423,7 +401,12 @@ func (c *Checker) grant(tool string, subjects, caps []string, decided []authz.Ef
 		}
 	}
 	if len(missing) > 0 && (!partial || len(missing) == len(caps)) {
-		return Granted{}, nil, &DeniedError{Tool: tool, Subjects: subjects, Missing: missing, ByUser: byUser}
+		by := ""
+		if byUser {
+			by = " by the user"
+		}
+		text := fmt.Sprintf("permission denied%s: %s on %s", by, strings.Join(missing, ", "), subjectList(subjects))
+		return Granted{}, nil, &authz.DeniedError{Reason: fmt.Sprintf("tool %q: %s", tool, text), Text: text}
 	}
 	g := Granted{caps: make([]string, 0, len(inter))}
 	for k := range inter {

@@ -1151,3 +1151,30 @@ func TestReadKeyFile(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// TestDeniedIsAuthzDenied: a refusal of capabilities is toolroute's one
+// DeniedError (so that the server and telemetry classify it "denied",
+// as an authorizer's), with the text the client has always been shown.
+func TestDeniedIsAuthzDenied(t *testing.T) {
+	perms := permission.New(permission.Options{Principal: principal, Rules: []permission.Rule{{Effect: authz.Deny, Capability: "write"}}})
+	errs := make(chan error, 1)
+	reg := registry.New[*permission.Checker]()
+	reg.Register(tool.Tool[*permission.Checker]{
+		Name: "act", Description: "Act.", Local: true, Behaviour: behaviour.Destructive,
+		Handler: tool.HandleResult(func(ctx context.Context, p *permission.Checker, req *mcp.CallToolRequest, in actArgs) (*mcp.CallToolResult, error) {
+			_, err := p.Check(ctx, req, in.request())
+			errs <- err
+			return nil, err
+		}),
+	})
+	s := mcp.NewServer(&mcp.Implementation{Name: "permission-test", Version: "v0"}, nil)
+	reg.Install(s, perms)
+	cs := connect(t, s, "2025-11-25", &asker{answers: []*mcp.ElicitResult{decision(permission.DenyOnce)}}, nil)
+	if got := text(t)(call(t, cs, actArgs{Subjects: []string{"item:1"}, Caps: []string{"write"}})); got != "error: permission denied: write on item:1" {
+		t.Errorf("client saw %q", got)
+	}
+	var de *authz.DeniedError
+	if err := <-errs; !errors.As(err, &de) || de.Route != (tool.Route{}) || de.ClientText() != "permission denied: write on item:1" || !strings.Contains(de.Reason, `tool "act"`) {
+		t.Errorf("Check's error = %#v, want an *authz.DeniedError without a route, its text the client's, its reason naming the tool", err)
+	}
+}
