@@ -43,4 +43,3 @@ func (m Matrix) Text() string {
 	tw.Flush() // writes to a strings.Builder cannot fail
 	return b.String()
 }
-

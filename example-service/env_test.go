@@ -17,8 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
+	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/server/servertest"
 )
 

@@ -25,9 +25,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz/permission"
-	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/internal/testing/redistest"
+	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/server/servertest"
 )
 

@@ -14,10 +14,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolroute/toolroute/authz/export"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/example-service/tools"
 	"github.com/toolroute/toolroute/internal/testing/golden"
-	"github.com/toolroute/toolroute/authz/export"
 )
 
 func runRoutes(t *testing.T, args ...string) string {

@@ -18,9 +18,9 @@ import (
 	"go.uber.org/fx/fxevent"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/example-service/tools"
+	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/server"
 )
 

@@ -16,8 +16,8 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/permission"
-	"github.com/toolroute/toolroute/redisstore"
 	"github.com/toolroute/toolroute/ratelimit"
+	"github.com/toolroute/toolroute/redisstore"
 	"github.com/toolroute/toolroute/server"
 )
 

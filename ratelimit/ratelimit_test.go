@@ -13,8 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"

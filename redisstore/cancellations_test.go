@@ -11,9 +11,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/toolroute/toolroute/redisstore"
 	"github.com/toolroute/toolroute/internal/testing/redistest"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
+	"github.com/toolroute/toolroute/redisstore"
 	"github.com/toolroute/toolroute/server"
 )
 

@@ -14,10 +14,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolroute/toolroute/authz/permission"
-	"github.com/toolroute/toolroute/redisstore"
-	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/internal/testing/redistest"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
+	"github.com/toolroute/toolroute/ratelimit"
+	"github.com/toolroute/toolroute/redisstore"
 )
 
 // client returns a client of srv with short timeouts and no retries, so

@@ -9,9 +9,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz/permission"
-	"github.com/toolroute/toolroute/redisstore"
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/internal/testing/redistest"
+	"github.com/toolroute/toolroute/redisstore"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )

@@ -12,8 +12,8 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/behaviour"
-	"github.com/toolroute/toolroute/internal/testing/benchtools"
 	"github.com/toolroute/toolroute/internal/core/schema"
+	"github.com/toolroute/toolroute/internal/testing/benchtools"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"

@@ -23,9 +23,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/internal/serve/inflight"
 	"github.com/toolroute/toolroute/internal/sdkfix/quietcancel"
 	"github.com/toolroute/toolroute/internal/sdkfix/sessionclose"
+	"github.com/toolroute/toolroute/internal/serve/inflight"
 )
 
 // A TokenVerifier checks a bearer token (without its "Bearer " prefix)

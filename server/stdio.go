@@ -10,9 +10,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolroute/toolroute/internal/serve/inflight"
 	"github.com/toolroute/toolroute/internal/sdkfix/quietcancel"
 	"github.com/toolroute/toolroute/internal/sdkfix/stdioguard"
+	"github.com/toolroute/toolroute/internal/serve/inflight"
 )
 
 // ServeStdio serves s over the process's standard input and output until

@@ -28,4 +28,3 @@ func (e *Exporter) Matrix() authz.Matrix {
 	}
 	return m
 }
-

@@ -11,8 +11,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/internal/testing/benchtools"
 	icall "github.com/toolroute/toolroute/internal/core/call"
+	"github.com/toolroute/toolroute/internal/testing/benchtools"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
 	"github.com/toolroute/toolroute/server/telemetry"
