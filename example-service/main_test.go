@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/example-service/catalog"
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/server/servertest"
 )
 
@@ -81,7 +82,7 @@ func start(t *testing.T, args ...string) (string, *logBuffer) {
 	}()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
+		if err := await.Recv(t, done, "run's return"); err != nil {
 			t.Errorf("run stopped with %v", err)
 		}
 	})
@@ -285,7 +286,7 @@ func TestDemo(t *testing.T) {
 		json.Unmarshal(data, &out)
 		var got []float64
 		for range out.Checked {
-			got = append(got, <-notes)
+			got = append(got, await.Recv(t, notes, "the next notification"))
 		}
 		if out.Checked < 3 || !slices.IsSorted(got) || got[len(got)-1] != float64(out.Checked) {
 			t.Errorf("audit of %d items reported progress %v", out.Checked, got)
@@ -358,7 +359,7 @@ func TestStdio(t *testing.T) {
 	}
 	// The client leaves: the service shuts down by itself.
 	cs.Close()
-	if err := <-done; err != nil {
+	if err := await.Recv(t, done, "run's return"); err != nil {
 		t.Errorf("run after the client left: %v", err)
 	}
 	if !strings.Contains(stderr.String(), `serving MCP over stdio as subject "local", role editor`) {
@@ -753,9 +754,9 @@ func TestHTTPCancellation(t *testing.T) {
 		_, err := cs.CallTool(ctx, params)
 		callErr <- err
 	}()
-	<-progressed // the first item is visited; the audit waits before the next
+	await.Recv(t, progressed, "the first item's progress") // the first item is visited; the audit waits before the next
 	cancel()
-	if err := <-callErr; err == nil {
+	if err := await.Recv(t, callErr, "the call's error"); err == nil {
 		t.Error("the cancelled call returned no error")
 	}
 	if !stderr.waitFor("tool=audit_catalog", "outcome=cancelled") {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -663,8 +664,8 @@ func TestInstallProgressAcrossInputRounds(t *testing.T) {
 		select {
 		case m := <-got:
 			msgs = append(msgs, m)
-		case <-t.Context().Done():
-			t.Fatalf("notifications %q", msgs)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d of 2 progress notifications arrived within 10s: %q", len(msgs), msgs)
 		}
 	}
 	if diff := cmp.Diff([]string{"before asking", "done"}, msgs); diff != "" {

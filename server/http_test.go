@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
 	"github.com/toolroute/toolroute/tool"
@@ -411,16 +412,16 @@ func TestHTTPShutdownCancelsCalls(t *testing.T) {
 		defer close(done)
 		cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
 	}()
-	<-d.started
+	await.Recv(t, d.started, "the call's start")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := hs.Shutdown(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Shutdown = %v, want context.Canceled", err)
 	}
-	if cause := <-d.causes; !errors.Is(cause, server.ErrShuttingDown) && !errors.Is(cause, context.Canceled) {
+	if cause := await.Recv(t, d.causes, "the handler's cause"); !errors.Is(cause, server.ErrShuttingDown) && !errors.Is(cause, context.Canceled) {
 		t.Errorf("handler's cause = %v, want ErrShuttingDown", cause)
 	}
-	<-done
+	await.Recv(t, done, "the call's end")
 }
 
 // waitStatus polls h until path answers status.
@@ -462,15 +463,15 @@ func callThroughStop(t *testing.T, d *deps, cs *mcp.ClientSession, stop func() e
 		}
 		result <- res
 	}()
-	<-d.started
+	await.Recv(t, d.started, "the call's start")
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
 	stopping()
 	close(d.release)
-	if res := <-result; res == nil || structured[waitOut](t, res) != (waitOut{Done: true}) {
+	if res := await.Recv(t, result, "the call's result"); res == nil || structured[waitOut](t, res) != (waitOut{Done: true}) {
 		t.Errorf("in-flight call result = %v", res)
 	}
-	if err := <-stopped; err != nil {
+	if err := await.Recv(t, stopped, "the stop's return"); err != nil {
 		t.Errorf("stop = %v", err)
 	}
 }
@@ -548,7 +549,7 @@ func shutdownExpired(t *testing.T, a *hangingLists) error {
 		}
 	}()
 	t.Cleanup(func() { <-listed })
-	<-a.entered
+	await.Recv(t, a.entered, "the authorizer's entry")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the shutdown deadline has passed
 	done := make(chan error, 1)
@@ -558,7 +559,7 @@ func shutdownExpired(t *testing.T, a *hangingLists) error {
 		return err
 	case <-time.After(hangGuard):
 		a.unblock()
-		<-done
+		await.Recv(t, done, "the call's end")
 		t.Fatal("Shutdown did not return after its context ended")
 		return nil
 	}

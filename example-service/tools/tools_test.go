@@ -19,6 +19,7 @@ import (
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/example-service/tools"
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/internal/testing/golden"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/tool"
@@ -378,7 +379,7 @@ func TestAuditProgress(t *testing.T) {
 	// the three.
 	var got []mcp.ProgressNotificationParams
 	for range 3 {
-		got = append(got, <-notes)
+		got = append(got, await.Recv(t, notes, "the next notification"))
 	}
 	want := []mcp.ProgressNotificationParams{
 		{ProgressToken: "audit-1", Progress: 1, Total: 3, Message: "checked itm-1"},
@@ -424,12 +425,12 @@ func TestAuditCancellation(t *testing.T) {
 		_, err := cs.CallTool(ctx, params)
 		callErr <- err
 	}()
-	<-firstItem
+	await.Recv(t, firstItem, "the first item")
 	cancel()
-	if err := <-callErr; err == nil {
+	if err := await.Recv(t, callErr, "the call's error"); err == nil {
 		t.Error("CallTool after cancellation: no error")
 	}
-	if got := <-handlerDone; !strings.Contains(got, "context canceled") {
+	if got := await.Recv(t, handlerDone, "the handler's end"); !strings.Contains(got, "context canceled") {
 		t.Errorf("the handler ended with %q, want its context's cancellation", got)
 	}
 	// 1 list and 3 gets would mean the audit ran to its end.
