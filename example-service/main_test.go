@@ -24,6 +24,7 @@ import (
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/internal/testing/await"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/server/servertest"
 )
 
@@ -304,17 +305,7 @@ func TestDemo(t *testing.T) {
 // Authorization header auth ("" = none) and returns the HTTP status.
 func status(t *testing.T, url, auth string) int {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := mcptest.Post(t, url, mcptest.Header(auth, "2025-11-25"), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode
@@ -632,20 +623,7 @@ func postRaw(t *testing.T, url, authorization, body string) *http.Response {
 // postRawBody is postRaw, also returning the response's body.
 func postRawBody(t *testing.T, url, authorization, body string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := mcptest.Post(t, url, mcptest.Header(authorization, "2025-11-25"), body)
 	data, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {

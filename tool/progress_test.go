@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/internal/testing/await"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -70,20 +71,7 @@ func progressClient(t *testing.T, s *mcp.Server, version string) (*mcp.ClientSes
 			got <- req.Params
 		},
 	})
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs, got
+	return mcptest.Connect(t, s, &mcptest.Options{Client: c, Session: &mcp.ClientSessionOptions{ProtocolVersion: version}}), got
 }
 
 // progressVersions are the protocol versions the tests speak.

@@ -21,6 +21,7 @@ import (
 	"github.com/toolroute/toolroute/example-service/tools"
 	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/internal/testing/golden"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -89,17 +90,11 @@ func connectWith(t *testing.T, up *upstream, caller authz.Caller, a authz.Author
 		}
 	})
 	tools.Registry.Install(s, deps)
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0"}, copts).Connect(ctx, ct, sopts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := mcptest.Connect(t, s, &mcptest.Options{
+		Client:        mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0"}, copts),
+		Session:       sopts,
+		ServerContext: ctx,
+	})
 	return cs, s
 }
 
@@ -304,18 +299,8 @@ func TestWhoamiWithoutCaller(t *testing.T) {
 	up := newUpstream(t)
 	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "v0"}, nil)
 	tools.Registry.Install(s, &tools.Deps{Catalog: &catalog.Client{BaseURL: up.url}})
-	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "v0"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := mcptest.Connect(t, s, nil)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
 	if err != nil {
 		t.Fatal(err)
