@@ -2,10 +2,10 @@
 // choosing the HTTP status of every verifier failure itself: 401 for an
 // error that wraps auth.ErrInvalidToken, 400 for auth.ErrOAuth (go-sdk PR
 // #399) and 500 for any other, with no option to answer otherwise (none
-// at v1.8.0; no go-sdk issue asks for one yet). An authorization server
-// that cannot be reached is an outage, not the client's fault: it must be
-// answered 503 with Retry-After, so that a client retries instead of
-// throwing its token away or giving up.
+// at v1.8.0; no go-sdk issue asking for one was found). An authorization
+// server that cannot be reached is an outage, not the client's fault: it
+// must be answered 503 with Retry-After, so that a client retries instead
+// of throwing its token away or giving up.
 //
 // The server therefore verifies the token itself and answers the
 // failures; a verified request still goes through the SDK's middleware,
