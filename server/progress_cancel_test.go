@@ -354,6 +354,9 @@ func TestLiveness(t *testing.T) {
 				d := newLCDeps()
 				c, got := progressClient()
 				cs := tr.connect(t, lcServer(t, d, interval), c, version)
+				// A failed test leaves its "hold" calls waiting: release
+				// them before the session closes, which waits for them.
+				t.Cleanup(func() { close(d.proceed) })
 
 				// While "hold" runs, the server reports every interval:
 				// after the tool's own report, increasing, with the
