@@ -19,6 +19,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/internal/core/call"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
@@ -335,20 +336,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 
 func connect(t testing.TB, s *mcp.Server, version string) *mcp.ClientSession {
 	t.Helper()
-	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	c := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0.0.1"}, nil)
-	cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return mcptest.Connect(t, s, &mcptest.Options{Session: &mcp.ClientSessionOptions{ProtocolVersion: version}})
 }
 
 // listNames lists every tool (following cursors) and returns the names

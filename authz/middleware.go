@@ -1,10 +1,7 @@
 package authz
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/internal/core/truncate"
+	"github.com/toolroute/toolroute/internal/sdkfix/listcursor"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -163,8 +161,8 @@ func (g *guard) list(ctx context.Context, next mcp.MethodHandler, method string,
 			return out, err
 		}
 		if n := len(out.Tools); n > 0 {
-			if last := out.Tools[n-1].Name; !cursorNames(out.NextCursor, last) {
-				if out.NextCursor, err = cursorAfter(last); err != nil {
+			if last := out.Tools[n-1].Name; !listcursor.Names(out.NextCursor, last) {
+				if out.NextCursor, err = listcursor.After(last); err != nil {
 					g.log().ErrorContext(ctx, "authz: tools/list: encoding a cursor failed; refused", slog.String("cause", err.Error()))
 					return nil, errOutage()
 				}
@@ -250,31 +248,6 @@ func (g *guard) filterPage(ctx context.Context, caller Caller, res mcp.Result) (
 	out.Tools = tools
 	out.CacheScope = "private"
 	return &out, nil
-}
-
-// pageToken is go-sdk's pagination cursor before its encoding: the
-// unique id (for tools, the name) of the last item of a page, gob-encoded
-// and then base64url-encoded (go-sdk mcp/server.go, encodeCursor).
-// TestCursorAfterResumesTheSDK fails if the SDK changes it.
-type pageToken struct{ LastUID string }
-
-// cursorAfter returns the cursor go-sdk resumes after the tool name.
-func cursorAfter(name string) (string, error) {
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(pageToken{LastUID: name}); err != nil {
-		return "", err
-	}
-	return base64.URLEncoding.EncodeToString(buf.Bytes()), nil
-}
-
-// cursorNames reports whether cursor resumes after the tool name.
-func cursorNames(cursor, name string) bool {
-	b, err := base64.URLEncoding.DecodeString(cursor)
-	if err != nil {
-		return false
-	}
-	var t pageToken
-	return gob.NewDecoder(bytes.NewReader(b)).Decode(&t) == nil && t.LastUID == name
 }
 
 // visible reports whether caller may reach at least one of routes, in

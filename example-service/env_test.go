@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/server/servertest"
@@ -217,7 +218,7 @@ func TestCatalogCommand(t *testing.T) {
 		t.Errorf("GET /api/v1/items = %d %s", resp.StatusCode, body)
 	}
 	cancel()
-	if err := <-done; err != nil {
+	if err := await.Recv(t, done, "run's return"); err != nil {
 		t.Errorf("catalog stopped with %v", err)
 	}
 	if err := run(context.Background(), []string{"catalog", "extra"}, strings.NewReader(""), io.Discard, io.Discard); !errors.Is(err, errUsage) {
@@ -251,7 +252,7 @@ func TestDrainDelay(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-drain-delay", "500ms"}, strings.NewReader(""), io.Discard, stderr)
 	}()
-	mcpURL := <-stderr.url
+	mcpURL := await.Recv(t, stderr.url, "the server's URL")
 	base := strings.TrimSuffix(mcpURL, "/mcp")
 	status := func() int {
 		resp, err := http.Get(base + "/readyz")
@@ -276,7 +277,7 @@ func TestDrainDelay(t *testing.T) {
 	if got != http.StatusServiceUnavailable {
 		t.Errorf("/readyz while draining = %d, want 503", got)
 	}
-	if err := <-done; err != nil {
+	if err := await.Recv(t, done, "run's return"); err != nil {
 		t.Errorf("run stopped with %v", err)
 	}
 	if d := time.Since(stopped); d < 500*time.Millisecond {

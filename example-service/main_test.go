@@ -23,6 +23,8 @@ import (
 
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/example-service/catalog"
+	"github.com/toolroute/toolroute/internal/testing/await"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/server/servertest"
 )
 
@@ -81,7 +83,7 @@ func start(t *testing.T, args ...string) (string, *logBuffer) {
 	}()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
+		if err := await.Recv(t, done, "run's return"); err != nil {
 			t.Errorf("run stopped with %v", err)
 		}
 	})
@@ -285,7 +287,7 @@ func TestDemo(t *testing.T) {
 		json.Unmarshal(data, &out)
 		var got []float64
 		for range out.Checked {
-			got = append(got, <-notes)
+			got = append(got, await.Recv(t, notes, "the next notification"))
 		}
 		if out.Checked < 3 || !slices.IsSorted(got) || got[len(got)-1] != float64(out.Checked) {
 			t.Errorf("audit of %d items reported progress %v", out.Checked, got)
@@ -303,17 +305,7 @@ func TestDemo(t *testing.T) {
 // Authorization header auth ("" = none) and returns the HTTP status.
 func status(t *testing.T, url, auth string) int {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := mcptest.Post(t, url, mcptest.Header(auth, "2025-11-25"), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode
@@ -358,7 +350,7 @@ func TestStdio(t *testing.T) {
 	}
 	// The client leaves: the service shuts down by itself.
 	cs.Close()
-	if err := <-done; err != nil {
+	if err := await.Recv(t, done, "run's return"); err != nil {
 		t.Errorf("run after the client left: %v", err)
 	}
 	if !strings.Contains(stderr.String(), `serving MCP over stdio as subject "local", role editor`) {
@@ -631,20 +623,7 @@ func postRaw(t *testing.T, url, authorization, body string) *http.Response {
 // postRawBody is postRaw, also returning the response's body.
 func postRawBody(t *testing.T, url, authorization, body string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := mcptest.Post(t, url, mcptest.Header(authorization, "2025-11-25"), body)
 	data, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
@@ -753,9 +732,9 @@ func TestHTTPCancellation(t *testing.T) {
 		_, err := cs.CallTool(ctx, params)
 		callErr <- err
 	}()
-	<-progressed // the first item is visited; the audit waits before the next
+	await.Recv(t, progressed, "the first item's progress") // the first item is visited; the audit waits before the next
 	cancel()
-	if err := <-callErr; err == nil {
+	if err := await.Recv(t, callErr, "the call's error"); err == nil {
 		t.Error("the cancelled call returned no error")
 	}
 	if !stderr.waitFor("tool=audit_catalog", "outcome=cancelled") {

@@ -19,6 +19,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/example-service/tools"
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
 )
@@ -214,7 +215,7 @@ func TestMatrixAudit(t *testing.T) {
 			}()
 			receive(t, notes) // the first item is visited; the audit waits before the next
 			cancel()
-			if err := <-callErr; err == nil {
+			if err := await.Recv(t, callErr, "the call's error"); err == nil {
 				t.Error("the cancelled audit returned no error")
 			}
 			// The handler stopped: the second audit's log record (written

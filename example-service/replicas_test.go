@@ -26,6 +26,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/example-service/catalog"
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/internal/testing/redistest"
 	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/server/servertest"
@@ -71,7 +72,7 @@ func startReplica(tb testing.TB, bin string, env []string, args ...string) *repl
 	go func() { r.cmd.Wait(); close(exited) }()
 	tb.Cleanup(func() {
 		r.cmd.Process.Signal(os.Interrupt)
-		<-exited
+		await.Recv(tb, exited, "the process's exit")
 	})
 	select {
 	case r.url = <-r.log.url:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/internal/testing/redistest"
 	"github.com/toolroute/toolroute/redisstore"
 	"github.com/toolroute/toolroute/registry"
@@ -69,18 +70,7 @@ func TestAlwaysOnEveryReplica(t *testing.T) {
 			Nonces:  redisstore.NewNonceStore(rdb, redisstore.Options{}),
 			Answers: redisstore.NewAnswerStore(rdb, redisstore.Options{}),
 		})
-		st, ct := mcp.NewInMemoryTransports()
-		ss, err := s.Connect(t.Context(), st, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ss.Close() })
-		cs, err := mc.Connect(t.Context(), ct, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		sessions = append(sessions, cs)
+		sessions = append(sessions, mcptest.Connect(t, s, &mcptest.Options{Client: mc}))
 	}
 	read := func(cs *mcp.ClientSession, id string) string {
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"id": id}})

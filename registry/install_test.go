@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -17,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
@@ -37,21 +39,7 @@ func serve(t *testing.T, r *registry.Registry[*Deps], deps *Deps) *mcp.ClientSes
 
 func connect(t *testing.T, s *mcp.Server) *mcp.ClientSession {
 	t.Helper()
-	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0.0.1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
+	return mcptest.Connect(t, s, nil)
 }
 
 func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
@@ -641,16 +629,7 @@ func TestInstallProgressAcrossInputRounds(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
 		},
 	})
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cs.Close(); ss.Wait() }()
+	cs := mcptest.Connect(t, s, &mcptest.Options{Client: c, Session: &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}})
 	p := &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}}
 	p.SetProgressToken("tok")
 	if res, err := cs.CallTool(context.Background(), p); err != nil || res.IsError {
@@ -663,8 +642,8 @@ func TestInstallProgressAcrossInputRounds(t *testing.T) {
 		select {
 		case m := <-got:
 			msgs = append(msgs, m)
-		case <-t.Context().Done():
-			t.Fatalf("notifications %q", msgs)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d of 2 progress notifications arrived within 10s: %q", len(msgs), msgs)
 		}
 	}
 	if diff := cmp.Diff([]string{"before asking", "done"}, msgs); diff != "" {

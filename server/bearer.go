@@ -1,16 +1,16 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/toolroute/toolroute/internal/sdkfix/bearerstatus"
 )
 
 // errUnavailable is what a verifier's outage becomes: HTTP 503.
@@ -23,30 +23,6 @@ const unavailableText = "authorization server unavailable: the bearer token cann
 // wellKnownResource is the well-known path of OAuth protected resource
 // metadata (RFC 9728 §3).
 const wellKnownResource = "/.well-known/oauth-protected-resource"
-
-// verifiedTokens hands a request's verified [auth.TokenInfo] to the SDK's
-// bearer middleware, which calls its verifier with the request it was
-// given: by the request, sparing every request a context value and a
-// request copy.
-type verifiedTokens struct {
-	mu sync.Mutex
-	m  map[*http.Request]*auth.TokenInfo
-}
-
-func (v *verifiedTokens) put(r *http.Request, ti *auth.TokenInfo) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.m[r] = ti
-}
-
-// take returns r's token information and forgets it (nil if none).
-func (v *verifiedTokens) take(r *http.Request) *auth.TokenInfo {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	ti := v.m[r]
-	delete(v.m, r)
-	return ti
-}
 
 // bearerToken returns the token of an Authorization header made of two
 // fields, "Bearer" (in any case) and the token, split as strings.Fields
@@ -82,17 +58,12 @@ func cutField(s string) (field, rest string) {
 //
 // The SDK's [auth.RequireBearerToken] still puts the token's information
 // in the request's context (the streamable handler binds sessions with
-// it), from the verification done here.
+// it), from the verification done here: internal/sdkfix/bearerstatus
+// hands it over, because the SDK answers every verifier failure itself.
 func (o *HTTPOptions) requireBearer(next http.Handler) http.Handler {
 	verify := o.verifier()
 	metadataURL := o.resourceMetadataURL()
-	verified := &verifiedTokens{m: map[*http.Request]*auth.TokenInfo{}}
-	sdk := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
-		if ti := verified.take(r); ti != nil {
-			return ti, nil
-		}
-		return nil, errVerifier // not reached: requireBearer verified the request
-	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+	sdk := bearerstatus.New(next, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 	challenge := func(w http.ResponseWriter, params ...string) {
 		if metadataURL != "" {
 			params = append([]string{fmt.Sprintf("resource_metadata=%q", metadataURL)}, params...)
@@ -113,9 +84,7 @@ func (o *HTTPOptions) requireBearer(next http.Handler) http.Handler {
 		ti, err := verify(r.Context(), token, r)
 		switch {
 		case err == nil:
-			verified.put(r, ti)
-			defer verified.take(r) // taken already, unless the SDK refused before verifying
-			sdk.ServeHTTP(w, r)
+			sdk.Serve(w, r, ti)
 		case errors.Is(err, ErrInvalidToken):
 			challenge(w, `error="invalid_token"`)
 			http.Error(w, "invalid token", http.StatusUnauthorized)

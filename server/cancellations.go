@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/toolroute/toolroute/internal/serve/rpcscan"
+	"github.com/toolroute/toolroute/internal/sdkfix/statelesscancel/rpcscan"
 )
 
 // Cancellations carries a 2025 client's notifications/cancelled between

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolroute/toolroute/internal/serve/rpcscan"
+	"github.com/toolroute/toolroute/internal/sdkfix/statelesscancel/rpcscan"
 )
 
 // TestCancelledIDRoundTrip: an id published as JSON is delivered as the

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/server"
 )
@@ -146,7 +147,7 @@ func TestCancellationsAcrossReplicas(t *testing.T) {
 
 	for _, id := range []string{`"c-5"`, `7`} {
 		answer := startCall(t, a.URL(), secretToken, id)
-		<-dA.started
+		await.Recv(t, dA.started, "the call's start")
 		postCancel(t, bSrv.URL(), "viewer-token", id) // another caller, same id
 		other := `5`
 		if id == `7` {
@@ -165,7 +166,7 @@ func TestCancellationsAcrossReplicas(t *testing.T) {
 			close(dA.release)
 			t.Fatalf("id %s: the caller's cancellation on replica B did not cancel its call on replica A", id)
 		}
-		<-answer
+		await.Recv(t, answer, "the call's answer")
 	}
 
 	// Each cancellation above found no call on B, and was published, the
@@ -186,7 +187,7 @@ func TestCancellationsAcrossReplicas(t *testing.T) {
 	// A cancellation of a call in flight where it lands cancels it there,
 	// and is not published.
 	answer := startCall(t, bSrv.URL(), secretToken, `"local"`)
-	<-dB.started
+	await.Recv(t, dB.started, "the call's start")
 	postCancel(t, bSrv.URL(), secretToken, `"local"`)
 	select {
 	case <-dB.causes:
@@ -194,7 +195,7 @@ func TestCancellationsAcrossReplicas(t *testing.T) {
 		close(dB.release)
 		t.Fatal("a cancellation did not cancel the call in flight on its own replica")
 	}
-	<-answer
+	await.Recv(t, answer, "the call's answer")
 	if got := len(b.publishes()); got != 6 {
 		t.Errorf("%d cancellations published, want 6: the last one's call was in flight locally", got)
 	}
@@ -226,7 +227,7 @@ func TestCancellationsDown(t *testing.T) {
 
 	// A call in flight here is still cancelled while the bus is down.
 	answer := startCall(t, hs.URL(), secretToken, `1`)
-	<-d.started
+	await.Recv(t, d.started, "the call's start")
 	postCancel(t, hs.URL(), secretToken, `1`)
 	select {
 	case <-d.causes:
@@ -234,7 +235,7 @@ func TestCancellationsDown(t *testing.T) {
 		close(d.release)
 		t.Fatal("with the bus down, a cancellation did not cancel the call in flight here")
 	}
-	<-answer
+	await.Recv(t, answer, "the call's answer")
 
 	b.mu.Lock()
 	b.fail = nil
@@ -308,7 +309,7 @@ func TestStatelessCallEndsWithItsRequest(t *testing.T) {
 				close(d.release)
 				t.Fatal("the call went on after its request ended")
 			}
-			<-done
+			await.Recv(t, done, "the call's end")
 		})
 	}
 }

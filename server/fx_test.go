@@ -15,6 +15,7 @@ import (
 	"go.uber.org/fx/fxtest"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
 )
@@ -47,7 +48,7 @@ func TestFxHTTP(t *testing.T) {
 	started := make(chan struct{})
 	go func() { defer close(started); app.RequireStart() }()
 	// While the services warm: listening, live, not ready.
-	<-warming
+	await.Recv(t, warming, "the warm-up's start")
 	get := func(path string) int {
 		resp, err := http.Get("http://" + hs.Addr() + path)
 		if err != nil {
@@ -63,7 +64,7 @@ func TestFxHTTP(t *testing.T) {
 		t.Errorf("/readyz while warming = %d, want 503", got)
 	}
 	close(warmed)
-	<-started
+	await.Recv(t, started, "the call's start")
 	if got := get("/readyz"); got != http.StatusOK {
 		t.Errorf("/readyz after start = %d, want 200", got)
 	}
@@ -194,12 +195,12 @@ func TestFxShutdownTimeout(t *testing.T) {
 		defer close(done)
 		cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
 	}()
-	<-d.started
+	await.Recv(t, d.started, "the call's start")
 	app.RequireStop()
-	if cause := <-d.causes; cause == nil {
+	if cause := await.Recv(t, d.causes, "the handler's cause"); cause == nil {
 		t.Error("the in-flight call was not cancelled")
 	}
-	<-done
+	await.Recv(t, done, "the call's end")
 }
 
 func TestFxStdio(t *testing.T) {
@@ -224,7 +225,7 @@ func TestFxStdio(t *testing.T) {
 	}
 	// The client leaving shuts the application down.
 	cs.Close()
-	<-app.Wait()
+	await.Recv(t, app.Wait(), "the application's end")
 	app.RequireStop()
 }
 
@@ -251,14 +252,14 @@ func TestFxStdioStopWaitsForCalls(t *testing.T) {
 		}
 		result <- res
 	}()
-	<-d.started
+	await.Recv(t, d.started, "the call's start")
 	stopped := make(chan error, 1)
 	go func() { stopped <- app.Stop(context.Background()) }()
 	close(d.release)
-	if res := <-result; res == nil || structured[waitOut](t, res) != (waitOut{Done: true}) {
+	if res := await.Recv(t, result, "the call's result"); res == nil || structured[waitOut](t, res) != (waitOut{Done: true}) {
 		t.Errorf("in-flight call result = %v", res)
 	}
-	if err := <-stopped; err != nil {
+	if err := await.Recv(t, stopped, "the stop's return"); err != nil {
 		t.Errorf("Stop = %v", err)
 	}
 }
@@ -302,14 +303,14 @@ func TestFxStdioStopAfterReusedID(t *testing.T) {
 	app.RequireStart()
 	lines := scanLines(outR)
 	io.WriteString(inW, initLine)
-	<-lines // initialize's answer
+	await.Recv(t, lines, "the next line") // initialize's answer
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait","arguments":{}}}`+"\n")
-	<-d.started
+	await.Recv(t, d.started, "the call's start")
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":5,"method":"ping"}`+"\n") // the id of the call in flight: dropped
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":6,"method":"ping"}`+"\n")
-	<-lines // ping 6's answer: the reused id was read
+	await.Recv(t, lines, "the next line") // ping 6's answer: the reused id was read
 	close(d.release)
-	<-lines // the call's answer: nothing is in flight any more
+	await.Recv(t, lines, "the next line") // the call's answer: nothing is in flight any more
 	stopped := make(chan error, 1)
 	go func() { stopped <- app.Stop(context.Background()) }()
 	select {
@@ -320,7 +321,7 @@ func TestFxStdioStopAfterReusedID(t *testing.T) {
 	case <-time.After(hangGuard):
 		t.Errorf("Stop waits for a request that was never answered")
 		inW.Close() // the client leaves: Stop returns
-		<-stopped
+		await.Recv(t, stopped, "the stop's return")
 	}
 	inW.Close()
 	for range lines {
@@ -349,13 +350,19 @@ func TestFxStdioRefusesBatchesFrom20250618(t *testing.T) {
 			app.RequireStart()
 			lines := scanLines(outR)
 			io.WriteString(inW, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"`+tt.version+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
-			<-lines
+			await.Recv(t, lines, "the next line")
 			io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
 			io.WriteString(inW, `[{"jsonrpc":"2.0","id":7,"method":"ping"}]`+"\n")
 			io.WriteString(inW, `{"jsonrpc":"2.0","id":8,"method":"ping"}`+"\n")
 			var got []string
 			for len(got) < 2 {
-				l, ok := <-lines
+				var l string
+				var ok bool
+				select {
+				case l, ok = <-lines:
+				case <-time.After(await.Timeout):
+					t.Fatalf("no answer within %v; answers: %q", await.Timeout, got)
+				}
 				if !ok {
 					t.Fatalf("the session ended; answers: %q", got)
 				}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/tool"
@@ -197,9 +198,9 @@ func TestHardShutdownAnswersEveryCallStdio(t *testing.T) {
 	if err := ss.Shutdown(ctx); err == nil {
 		t.Error("Shutdown past its deadline returned nil")
 	}
-	<-served
+	await.Recv(t, served, "Serve's return")
 	sw.Close()
-	<-read
+	await.Recv(t, read, "the reader's end")
 	cw.Close()
 	for id := 1; id <= hangingCalls; id++ {
 		checkShutdownAnswer(t, id, answers[id])
@@ -260,10 +261,10 @@ func TestBodyTimeout(t *testing.T) {
 			resp := post(t, hs.URL(), "Bearer "+secretToken, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
 			res <- lastMessage(resp.Body)
 		}()
-		<-d.started
+		await.Recv(t, d.started, "the call's start")
 		time.Sleep(3 * timeout)
 		close(d.release)
-		if m := <-res; m == nil || m["result"] == nil {
+		if m := await.Recv(t, res, "the response"); m == nil || m["result"] == nil {
 			t.Errorf("the call outliving the body timeout got %v, want its result", m)
 		}
 	})
@@ -383,7 +384,7 @@ func TestStatelessCancelOnlyTheCallersCall(t *testing.T) {
 	d := newDeps("a")
 	hs := startHTTP(t, newTestServer(t, server.Options{}, d), server.HTTPOptions{})
 	answer := startCall(t, hs.URL(), secretToken, `"c-5"`)
-	<-d.started
+	await.Recv(t, d.started, "the call's start")
 	postCancel(t, hs.URL(), "viewer-token", `"c-5"`) // another caller, same id
 	postCancel(t, hs.URL(), secretToken, `5`)        // same caller, another id (a number)
 	notCancelled(t, d, "another caller's or another id's cancellation")
@@ -397,5 +398,5 @@ func TestStatelessCancelOnlyTheCallersCall(t *testing.T) {
 		close(d.release)
 		t.Fatal("the caller's own cancellation did not cancel its call")
 	}
-	<-answer
+	await.Recv(t, answer, "the call's answer")
 }

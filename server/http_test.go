@@ -20,6 +20,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/testing/await"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
 	"github.com/toolroute/toolroute/tool"
@@ -67,21 +69,7 @@ func newTestServer(t *testing.T, opts server.Options, d *deps) *mcp.Server {
 // Authorization header ("" for none).
 func post(t *testing.T, url, authorization string, body string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
+	return mcptest.Post(t, url, mcptest.Header(authorization, ""), body)
 }
 
 const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
@@ -419,16 +407,16 @@ func TestHTTPShutdownCancelsCalls(t *testing.T) {
 		defer close(done)
 		cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
 	}()
-	<-d.started
+	await.Recv(t, d.started, "the call's start")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := hs.Shutdown(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Shutdown = %v, want context.Canceled", err)
 	}
-	if cause := <-d.causes; !errors.Is(cause, server.ErrShuttingDown) && !errors.Is(cause, context.Canceled) {
+	if cause := await.Recv(t, d.causes, "the handler's cause"); !errors.Is(cause, server.ErrShuttingDown) && !errors.Is(cause, context.Canceled) {
 		t.Errorf("handler's cause = %v, want ErrShuttingDown", cause)
 	}
-	<-done
+	await.Recv(t, done, "the call's end")
 }
 
 // waitStatus polls h until path answers status.
@@ -470,15 +458,15 @@ func callThroughStop(t *testing.T, d *deps, cs *mcp.ClientSession, stop func() e
 		}
 		result <- res
 	}()
-	<-d.started
+	await.Recv(t, d.started, "the call's start")
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
 	stopping()
 	close(d.release)
-	if res := <-result; res == nil || structured[waitOut](t, res) != (waitOut{Done: true}) {
+	if res := await.Recv(t, result, "the call's result"); res == nil || structured[waitOut](t, res) != (waitOut{Done: true}) {
 		t.Errorf("in-flight call result = %v", res)
 	}
-	if err := <-stopped; err != nil {
+	if err := await.Recv(t, stopped, "the stop's return"); err != nil {
 		t.Errorf("stop = %v", err)
 	}
 }
@@ -556,7 +544,7 @@ func shutdownExpired(t *testing.T, a *hangingLists) error {
 		}
 	}()
 	t.Cleanup(func() { <-listed })
-	<-a.entered
+	await.Recv(t, a.entered, "the authorizer's entry")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the shutdown deadline has passed
 	done := make(chan error, 1)
@@ -566,7 +554,7 @@ func shutdownExpired(t *testing.T, a *hangingLists) error {
 		return err
 	case <-time.After(hangGuard):
 		a.unblock()
-		<-done
+		await.Recv(t, done, "the call's end")
 		t.Fatal("Shutdown did not return after its context ended")
 		return nil
 	}

@@ -15,8 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/internal/serve/callreg"
-	"github.com/toolroute/toolroute/internal/serve/rpcscan"
+	"github.com/toolroute/toolroute/internal/sdkfix/statelesscancel"
+	"github.com/toolroute/toolroute/internal/sdkfix/statelesscancel/callreg"
+	"github.com/toolroute/toolroute/internal/sdkfix/statelesscancel/rpcscan"
 )
 
 // errRequestEnded is the cause of a call's context ending because its
@@ -35,7 +36,9 @@ type requestKey struct{}
 // protocol version. The SDK does so only for 2026-07-28 requests
 // (StreamableHTTPOptions.PropagateRequestCancellation); a stateless
 // 2025 request's answer can be delivered only on its own request as
-// well, so once the client has gone, nothing is lost by stopping.
+// well, so once the client has gone, nothing is lost by stopping. It is
+// the server's side of a go-sdk workaround (go-sdk #1093; see
+// internal/sdkfix/statelesscancel, whose canary says when to delete it).
 //
 // A 2025 client cancels a call with notifications/cancelled, which over
 // stateless HTTP comes in a request of its own, and so reaches a session
@@ -76,7 +79,7 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Hand
 		// (StreamableHTTPOptions.PropagateRequestCancellation, for a
 		// request with this header whose body it parses): no need to
 		// watch it (TestStatelessCallEndsWithItsRequest fails if the SDK stops).
-		b := &boundRequestCtx{Context: r.Context(), drain: d, sdkEnds: r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"}
+		b := &boundRequestCtx{Context: r.Context(), drain: d, sdkEnds: statelesscancel.SDKEndsCalls(r)}
 		defer b.end(errRequestEnded)
 		if d != nil {
 			live.add(b)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/tool"
@@ -88,22 +89,13 @@ func postList(t *testing.T, url, token, version string) []byte {
 	if version == "2026-07-28" {
 		meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 	}
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{`+meta+`}}`)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", version)
-	req.Header.Set("Mcp-Method", "tools/list")
+	auth := ""
 	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+		auth = "Bearer " + token
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	h := mcptest.Header(auth, version)
+	h.Set("Mcp-Method", "tools/list")
+	resp := mcptest.Post(t, url, h, `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{`+meta+`}}`)
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("POST tools/list (%s): %v %s: %s", version, err, resp.Status, body)

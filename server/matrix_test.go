@@ -21,6 +21,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
@@ -655,7 +656,7 @@ func TestFxOnErrorStdio(t *testing.T) {
 	call(t, cs, "x", map[string]any{"text": "before"})
 	// The server's standard input breaks.
 	ct.Writer.(*io.PipeWriter).CloseWithError(errors.New("stdin is on fire"))
-	<-app.Wait()
+	await.Recv(t, app.Wait(), "the application's end")
 	app.RequireStop()
 	cs.Close()
 	_, errs := rec.take()

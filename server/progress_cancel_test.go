@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
@@ -188,7 +189,7 @@ func connectStdio(t *testing.T, s *mcp.Server, c *mcp.Client, version string) *m
 	}
 	t.Cleanup(func() {
 		cs.Close()
-		if err := <-served; err != nil {
+		if err := await.Recv(t, served, "Serve's return"); err != nil {
 			t.Errorf("Serve = %v", err)
 		}
 	})
@@ -225,6 +226,35 @@ func callProgress(t *testing.T, cs *mcp.ClientSession, name string, token any, a
 	return res
 }
 
+// callInBackground calls name as callProgress does, from a goroutine of
+// its own, and sends the result to done (a protocol error as an isError
+// result saying so). It never touches t: a call the test releases later
+// may outlive a failed test, whose cleanup ends it.
+func callInBackground(cs *mcp.ClientSession, done chan<- *mcp.CallToolResult, name string, token any) {
+	p := &mcp.CallToolParams{Name: name}
+	if token != nil {
+		p.SetProgressToken(token)
+	}
+	go func() {
+		res, err := cs.CallTool(context.Background(), p)
+		if err != nil {
+			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("CallTool(%s): %v", name, err)}}}
+		}
+		done <- res
+	}()
+}
+
+// ended returns the result of a call of [callInBackground], failing if
+// it does not arrive within await.Timeout or is an error.
+func ended(t *testing.T, done <-chan *mcp.CallToolResult, what string) *mcp.CallToolResult {
+	t.Helper()
+	res := await.Recv(t, done, "%s", what)
+	if res.IsError {
+		t.Fatalf("%s: isError: %s", what, text(res))
+	}
+	return res
+}
+
 // next returns the next n notifications, skipping barrier calls' liveness
 // reports.
 func next(t *testing.T, got chan *mcp.ProgressNotificationParams, n int) []note {
@@ -237,8 +267,8 @@ func next(t *testing.T, got chan *mcp.ProgressNotificationParams, n int) []note 
 				continue
 			}
 			out = append(out, noteOf(p))
-		case <-t.Context().Done():
-			t.Fatalf("only %d of %d notifications arrived: %v", len(out), n, out)
+		case <-time.After(await.Timeout):
+			t.Fatalf("no notification arrived within %v: only %d of %d did: %v", await.Timeout, len(out), n, out)
 		}
 	}
 	return out
@@ -305,7 +335,7 @@ func TestProgressOverTransports(t *testing.T) {
 					t.Errorf("late, in time (-want +got):\n%s", diff)
 				}
 				close(d.late)
-				if err := <-d.lateErr; err != nil {
+				if err := await.Recv(t, d.lateErr, "the late Progress error"); err != nil {
 					t.Errorf("Progress after the call = %v, want nil (ignored)", err)
 				}
 				if before := barrier(t, cs, got, "b2"); len(before) > 0 {
@@ -324,12 +354,15 @@ func TestLiveness(t *testing.T) {
 				d := newLCDeps()
 				c, got := progressClient()
 				cs := tr.connect(t, lcServer(t, d, interval), c, version)
+				// A failed test leaves its "hold" calls waiting: release
+				// them before the session closes, which waits for them.
+				t.Cleanup(func() { close(d.proceed) })
 
 				// While "hold" runs, the server reports every interval:
 				// after the tool's own report, increasing, with the
 				// elapsed time.
 				done := make(chan *mcp.CallToolResult, 1)
-				go func() { done <- callProgress(t, cs, "hold", "h1", nil) }()
+				callInBackground(cs, done, "hold", "h1")
 				// The tool's report comes first unless the server's first
 				// report beats the handler to it.
 				var notes []note
@@ -348,11 +381,11 @@ func TestLiveness(t *testing.T) {
 					}
 				}
 				d.proceed <- struct{}{}
-				<-done
+				ended(t, done, "the held call's result")
 
 				// After the call, its reports stop: while another call
 				// runs for three intervals and more, none of h1's arrives.
-				go func() { done <- callProgress(t, cs, "hold", "h2", nil) }()
+				callInBackground(cs, done, "hold", "h2")
 				seen := 0
 				for seen < 4 {
 					n := next(t, got, 1)[0]
@@ -368,7 +401,7 @@ func TestLiveness(t *testing.T) {
 					}
 				}
 				d.proceed <- struct{}{}
-				<-done
+				ended(t, done, "the held call's result")
 				for _, n := range barrier(t, cs, got, "b") {
 					if n.Token != "h2" {
 						t.Errorf("h1 reported after it ended: %+v", n)
@@ -379,11 +412,11 @@ func TestLiveness(t *testing.T) {
 				// alongside one with a token for several intervals, only
 				// the latter hears from the server.
 				untracked := make(chan *mcp.CallToolResult, 1)
-				go func() { untracked <- callProgress(t, cs, "hold", nil, nil) }()
+				callInBackground(cs, untracked, "hold", nil)
 				for range 3 {
-					<-d.started // h1, h2 and the untracked call
+					await.Recv(t, d.started, "the call's start") // h1, h2 and the untracked call
 				}
-				go func() { done <- callProgress(t, cs, "hold", "h3", nil) }()
+				callInBackground(cs, done, "hold", "h3")
 				for _, n := range next(t, got, 4) {
 					if n.Token != "h3" {
 						t.Errorf("unexpected %+v", n)
@@ -391,8 +424,8 @@ func TestLiveness(t *testing.T) {
 				}
 				d.proceed <- struct{}{}
 				d.proceed <- struct{}{}
-				<-done
-				<-untracked
+				ended(t, done, "the held call's result")
+				ended(t, untracked, "the untracked call's result")
 				for _, n := range barrier(t, cs, got, "b2") {
 					if n.Token != "h3" {
 						t.Errorf("unexpected %+v", n)
@@ -446,13 +479,13 @@ func TestCancellation(t *testing.T) {
 					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "spin"})
 					out <- outcome{res, err}
 				}()
-				<-d.started
+				await.Recv(t, d.started, "the call's start")
 				cancel()
-				if o := <-out; !errors.Is(o.err, context.Canceled) || o.res != nil {
+				if o := await.Recv(t, out, "the call's outcome"); !errors.Is(o.err, context.Canceled) || o.res != nil {
 					t.Errorf("cancelled CallTool = %v, %v; want no result and context.Canceled", o.res, o.err)
 				}
 				// The handler saw its context end and returned.
-				if err := <-d.stopped; !errors.Is(err, context.Canceled) {
+				if err := await.Recv(t, d.stopped, "the stop's return"); !errors.Is(err, context.Canceled) {
 					t.Errorf("handler stopped with %v, want context.Canceled", err)
 				}
 				if got := d.stops.Load(); got != int64(round) {
@@ -506,15 +539,15 @@ func TestCancellationStdioWire(t *testing.T) {
 				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "spin"})
 				errc <- err
 			}()
-			<-d.started
+			await.Recv(t, d.started, "the call's start")
 			cancel()
-			<-errc
-			<-d.stopped
+			await.Recv(t, errc, "the call's error")
+			await.Recv(t, d.stopped, "the stop's return")
 			// The next call's response follows whatever the server wrote
 			// for the cancelled one.
 			callProgress(t, cs, "steps", nil, stepsArgs{N: 1})
 			cs.Close()
-			if err := <-served; err != nil {
+			if err := await.Recv(t, served, "Serve's return"); err != nil {
 				t.Errorf("Serve = %v", err)
 			}
 			var calls []string
@@ -592,14 +625,14 @@ func TestCancellationStdioBatch(t *testing.T) {
 		}
 	}
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	if l := <-lines; !strings.Contains(l, `"id":1`) {
+	if l := await.Recv(t, lines, "the next line"); !strings.Contains(l, `"id":1`) {
 		t.Fatalf("initialize answer = %s", l)
 	}
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	send(`[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"spin","arguments":{}}},{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"steps","arguments":{"n":1}}}]`)
-	<-d.started
+	await.Recv(t, d.started, "the call's start")
 	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
-	<-d.stopped
+	await.Recv(t, d.stopped, "the stop's return")
 	var l string
 	select {
 	case l = <-lines:
@@ -612,7 +645,7 @@ func TestCancellationStdioBatch(t *testing.T) {
 		t.Errorf("batch answer = %s, want both calls answered", l)
 	}
 	cw.Close()
-	if err := <-served; err != nil {
+	if err := await.Recv(t, served, "Serve's return"); err != nil {
 		t.Errorf("Serve = %v", err)
 	}
 	for range lines {
@@ -654,10 +687,10 @@ func TestOneRegistryOnStdioAndHTTP(t *testing.T) {
 
 					// A call in flight on each transport at once.
 					done := make(chan *mcp.CallToolResult, 2)
-					go func() { done <- callProgress(t, csStdio, "hold", "s", nil) }()
-					go func() { done <- callProgress(t, csHTTP, "hold", "h", nil) }()
-					<-tc.dStdio.started
-					<-tc.dHTTP.started
+					callInBackground(csStdio, done, "hold", "s")
+					callInBackground(csHTTP, done, "hold", "h")
+					await.Recv(t, tc.dStdio.started, "the call's start")
+					await.Recv(t, tc.dHTTP.started, "the call's start")
 					if got := next(t, gotStdio, 1); got[0] != (note{"s", 1, 0, "started"}) {
 						t.Errorf("stdio progress = %+v", got)
 					}
@@ -667,7 +700,7 @@ func TestOneRegistryOnStdioAndHTTP(t *testing.T) {
 					tc.dStdio.proceed <- struct{}{}
 					tc.dHTTP.proceed <- struct{}{}
 					for range 2 {
-						if got := structured[doneOut](t, <-done); got.Done != 1 {
+						if got := structured[doneOut](t, ended(t, done, "the held call's result")); got.Done != 1 {
 							t.Errorf("hold = %+v", got)
 						}
 					}

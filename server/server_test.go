@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
@@ -199,7 +200,7 @@ func TestCallDeadline(t *testing.T) {
 	if !res.IsError {
 		t.Errorf("wait past its deadline: want an isError result, got %v", text(res))
 	}
-	if cause := <-d.causes; !errors.Is(cause, server.ErrCallTimeout) {
+	if cause := await.Recv(t, d.causes, "the handler's cause"); !errors.Is(cause, server.ErrCallTimeout) {
 		t.Errorf("handler's context cause = %v, want ErrCallTimeout", cause)
 	}
 	recs := sink.calls(t)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/server"
 )
 
@@ -102,7 +103,7 @@ func TestStatefulHTTPCancelledCallGetsNoResult(t *testing.T) {
 	if resp := s.postRaw(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"changed my mind"}}`); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("notifications/cancelled: status %d", resp.StatusCode)
 	}
-	if cause := <-d.causes; !errors.Is(cause, context.Canceled) {
+	if cause := await.Recv(t, d.causes, "the handler's cause"); !errors.Is(cause, context.Canceled) {
 		t.Errorf("the handler's context ended with %v, want context.Canceled", cause)
 	}
 	for _, m := range <-stream {
@@ -147,7 +148,7 @@ func TestStatefulHTTPCancelFromAnotherCaller(t *testing.T) {
 		t.Errorf("another caller's cancellation: status %d, want 403", resp.StatusCode)
 	}
 	close(d.release)
-	ms := <-stream
+	ms := await.Recv(t, stream, "the event stream's messages")
 	if len(ms) != 1 || ms[0]["id"] != 2.0 || !strings.Contains(mustMarshal(t, ms[0]["result"]), `"done":true`) {
 		t.Errorf("alice's call's stream = %v, want its result", ms)
 	}
@@ -171,6 +172,6 @@ func statefulWaitCall(t *testing.T) (*deps, *statefulSession, <-chan []map[strin
 		}
 		close(stream)
 	}()
-	<-d.started
+	await.Recv(t, d.started, "the call's start")
 	return d, s, stream
 }

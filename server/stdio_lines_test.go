@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/server"
 )
 
@@ -48,7 +49,7 @@ func rawStdio(t *testing.T, lines ...string) ([]map[string]any, error) {
 		}
 		got = append(got, m)
 	}
-	return got, <-served
+	return got, await.Recv(t, served, "Serve's return")
 }
 
 // serveRawIO serves s with StdioServer.Serve over pipes: a raw client writes to in
@@ -234,7 +235,7 @@ func wireStdio(t *testing.T, d *deps) (send func(string), next func() []map[stri
 			inW.Close()
 			for range lines {
 			}
-			endErr = <-served
+			endErr = await.Recv(t, served, "Serve's return")
 		})
 		return endErr
 	}
@@ -295,7 +296,7 @@ func TestStdioBatchReusesInFlightID(t *testing.T) {
 				t.Fatalf("initialize's answer = %v", got)
 			}
 			send(tt.first + "\n")
-			<-d.started
+			await.Recv(t, d.started, "the call's start")
 			send(`[{"jsonrpc":"2.0","id":5,"method":"ping"}]` + "\n")
 			if got := next(); len(got) != 1 || got[0]["id"] != nil || errorCode(got[0]) != -32600 {
 				t.Fatalf("the batch reusing id 5: %v, want a -32600 error with a null id", got)

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
 )
@@ -41,7 +42,7 @@ func TestStdioServeUntilClientLeaves(t *testing.T) {
 		t.Errorf("viewer over stdio sees %v", names)
 	}
 	cs.Close()
-	if err := <-served; err != nil {
+	if err := await.Recv(t, served, "Serve's return"); err != nil {
 		t.Errorf("Serve after the client closed = %v, want nil", err)
 	}
 }
@@ -52,12 +53,12 @@ func TestStdioServeContextCancelsCalls(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cs, served := serveIOClient(t, ctx, s)
 	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
-	<-d.started
+	await.Recv(t, d.started, "the call's start")
 	cancel()
-	if cause := <-d.causes; !errors.Is(cause, server.ErrShuttingDown) {
+	if cause := await.Recv(t, d.causes, "the handler's cause"); !errors.Is(cause, server.ErrShuttingDown) {
 		t.Errorf("in-flight call's cause = %v, want ErrShuttingDown", cause)
 	}
-	if err := <-served; !errors.Is(err, context.Canceled) {
+	if err := await.Recv(t, served, "Serve's return"); !errors.Is(err, context.Canceled) {
 		t.Errorf("Serve = %v, want context.Canceled", err)
 	}
 }
@@ -74,7 +75,7 @@ func TestStdioServeContextCancelsEveryRequest(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cs, served := serveIOClient(t, ctx, s)
 	go cs.ListTools(context.Background(), nil)
-	<-a.entered
+	await.Recv(t, a.entered, "the authorizer's entry")
 	cancel()
 	select {
 	case err := <-served:
@@ -83,10 +84,10 @@ func TestStdioServeContextCancelsEveryRequest(t *testing.T) {
 		}
 	case <-time.After(hangGuard):
 		a.unblock()
-		<-served
+		await.Recv(t, served, "Serve's return")
 		t.Fatal("Serve did not return after its context ended")
 	}
-	if cause := <-a.causes; !errors.Is(cause, server.ErrShuttingDown) {
+	if cause := await.Recv(t, a.causes, "the handler's cause"); !errors.Is(cause, server.ErrShuttingDown) {
 		t.Errorf("the listing's context ended with %v, want ErrShuttingDown", cause)
 	}
 }
@@ -141,7 +142,7 @@ func TestStdioServerShutdownWaitsForCalls(t *testing.T) {
 			time.Sleep(time.Millisecond) // Shutdown has not begun yet
 		}
 	})
-	if err := <-served; err != nil {
+	if err := await.Recv(t, served, "Serve's return"); err != nil {
 		t.Errorf("Serve after Shutdown = %v, want nil", err)
 	}
 	if err := ss.Serve(context.Background()); err == nil {
@@ -156,13 +157,13 @@ func TestStdioServerShutdownDeadline(t *testing.T) {
 	d := newDeps("stdio")
 	ss, cs, served := stdioServerClient(t, newTestServer(t, server.Options{Caller: &authz.Caller{Subject: "local"}}, d))
 	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
-	<-d.started
+	await.Recv(t, d.started, "the call's start")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
 	if err := ss.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Shutdown = %v, want context.DeadlineExceeded", err)
 	}
-	if cause := <-d.causes; !errors.Is(cause, server.ErrShuttingDown) {
+	if cause := await.Recv(t, d.causes, "the handler's cause"); !errors.Is(cause, server.ErrShuttingDown) {
 		t.Errorf("in-flight call's cause = %v, want ErrShuttingDown", cause)
 	}
 	select {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/internal/testing/tsclient"
 	"github.com/toolroute/toolroute/server"
 )
@@ -50,7 +51,7 @@ func TestTypeScriptClientCancelsStatelessCall(t *testing.T) {
 		close(d.release)
 		t.Error("the aborted call still runs 2s later, its client still connected")
 	}
-	r := <-ran
+	r := await.Recv(t, ran, "the call's report")
 	if r.err != nil {
 		t.Fatalf("client: %v\n%s", r.err, stderr.String())
 	}

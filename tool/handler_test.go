@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/internal/testing/golden"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -504,21 +505,7 @@ func TestZeroHandler(t *testing.T) {
 // connect serves s to a new in-memory client session.
 func connect(t testing.TB, s *mcp.Server) *mcp.ClientSession {
 	t.Helper()
-	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
+	return mcptest.Connect(t, s, nil)
 }
 
 // TestAddTo serves handlers made by Handle and HandleResult to a real
@@ -808,17 +795,9 @@ func TestPropertyOrderOnTheWire(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "s"}, nil)
 	tool.Handle(create).AddTo(s, &mcp.Tool{Name: "create"}, deps{})
 	var wire syncbuf.Buffer
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(context.Background(),
-		&mcp.LoggingTransport{Transport: ct, Writer: &wire}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cs.Close(); ss.Wait() }()
+	cs := mcptest.Connect(t, s, &mcptest.Options{Transport: func(ct mcp.Transport) mcp.Transport {
+		return &mcp.LoggingTransport{Transport: ct, Writer: &wire}
+	}})
 	if _, err := cs.ListTools(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}

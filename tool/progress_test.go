@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolroute/toolroute/internal/testing/await"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -69,20 +71,7 @@ func progressClient(t *testing.T, s *mcp.Server, version string) (*mcp.ClientSes
 			got <- req.Params
 		},
 	})
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs, got
+	return mcptest.Connect(t, s, &mcptest.Options{Client: c, Session: &mcp.ClientSessionOptions{ProtocolVersion: version}}), got
 }
 
 // progressVersions are the protocol versions the tests speak.
@@ -116,7 +105,7 @@ func receive(t *testing.T, got chan *mcp.ProgressNotificationParams, n int) []se
 	t.Helper()
 	var out []sent
 	for range n {
-		p := <-got
+		p := await.Recv(t, got, "progress notification %d of %d", len(out)+1, n)
 		out = append(out, sent{p.ProgressToken, p.Progress, p.Total, p.Message})
 	}
 	return out
@@ -140,7 +129,7 @@ func TestProgress(t *testing.T) {
 				t.Errorf("notifications (-want +got):\n%s", diff)
 			}
 			for range 7 {
-				if err := <-d.errs; err != nil {
+				if err := await.Recv(t, d.errs, "the tool's Progress error"); err != nil {
 					t.Errorf("Progress = %v, want nil (sent or dropped)", err)
 				}
 			}
@@ -154,7 +143,7 @@ func TestProgress(t *testing.T) {
 				t.Errorf("after a call without a token (-want +got):\n%s", diff)
 			}
 			for range 3 {
-				if err := <-d.errs; err != nil {
+				if err := await.Recv(t, d.errs, "the tool's Progress error"); err != nil {
 					t.Errorf("Progress = %v, want nil", err)
 				}
 			}
@@ -184,7 +173,7 @@ func TestProgressNotFinite(t *testing.T) {
 		t.Errorf("notifications (-want +got):\n%s", diff)
 	}
 	for range 4 {
-		if err := <-d.errs; err != nil {
+		if err := await.Recv(t, d.errs, "the tool's Progress error"); err != nil {
 			t.Errorf("Progress = %v, want nil", err)
 		}
 	}
@@ -201,7 +190,7 @@ func TestProgressAfterTheCall(t *testing.T) {
 			}
 			// The call has returned: its handler's goroutine reports now.
 			close(d.late)
-			if err := <-d.lateR; err != nil {
+			if err := await.Recv(t, d.lateR, "the late Progress error"); err != nil {
 				t.Errorf("Progress after the call = %v, want nil (ignored)", err)
 			}
 			// A barrier: the next notification is the next call's, so the
@@ -220,14 +209,14 @@ func TestProgressWithoutBeginCall(t *testing.T) {
 	d := &progressDeps{errs: make(chan error, 64)}
 	cs, got := progressClient(t, progressServer(d), "2026-07-28")
 	callWithToken(t, cs, "unwrapped", "a", progressArgs{Reports: []float64{1}})
-	if err := <-d.errs; err == nil {
+	if err := await.Recv(t, d.errs, "the tool's Progress error"); err == nil {
 		t.Error("Progress outside BeginCall = nil, want an error")
 	}
 	callWithToken(t, cs, "report", "barrier", progressArgs{Reports: []float64{1}})
 	if diff := cmp.Diff([]sent{{"barrier", 1, 10, "report"}}, receive(t, got, 1)); diff != "" {
 		t.Errorf("after the unwrapped call (-want +got):\n%s", diff)
 	}
-	<-d.errs
+	await.Recv(t, d.errs, "the tool's Progress error")
 }
 
 func TestBeginCall(t *testing.T) {
@@ -278,7 +267,7 @@ func TestHeartbeat(t *testing.T) {
 		t.Errorf("notifications (-want +got):\n%s", diff)
 	}
 	for range 6 {
-		if err := <-errs; err != nil {
+		if err := await.Recv(t, errs, "the tool's Progress error"); err != nil {
 			t.Error(err)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/oauth"
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/internal/testing/oidctest"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
@@ -252,19 +253,7 @@ func callTool(t *testing.T, url, token, name string, args map[string]any, out an
 // Authorization header ("" for none).
 func post(t *testing.T, url, authorization string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
+	return mcptest.Post(t, url, mcptest.Header(authorization, "2025-11-25"), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 }
 
 // textOf is the text of a result's contents.

@@ -21,6 +21,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -143,25 +144,16 @@ func decision(d string) *mcp.ElicitResult {
 // transports. A nil a makes a client without elicitation.
 func connect(t *testing.T, s *mcp.Server, version string, a *asker, copts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
 	if copts == nil {
 		copts = &mcp.ClientOptions{}
 	}
 	if a != nil {
 		copts.ElicitationHandler = a.handle
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "permission-test-client", Version: "v0"}, copts)
-	cs, err := c.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return mcptest.Connect(t, s, &mcptest.Options{
+		Client:  mcp.NewClient(&mcp.Implementation{Name: "permission-test-client", Version: "v0"}, copts),
+		Session: &mcp.ClientSessionOptions{ProtocolVersion: version},
+	})
 }
 
 func callAs(t *testing.T, cs *mcp.ClientSession, who, name string, args actArgs) (*mcp.CallToolResult, error) {

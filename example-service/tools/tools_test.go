@@ -19,7 +19,9 @@ import (
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/example-service/tools"
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/internal/testing/golden"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -88,17 +90,11 @@ func connectWith(t *testing.T, up *upstream, caller authz.Caller, a authz.Author
 		}
 	})
 	tools.Registry.Install(s, deps)
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0"}, copts).Connect(ctx, ct, sopts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := mcptest.Connect(t, s, &mcptest.Options{
+		Client:        mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0"}, copts),
+		Session:       sopts,
+		ServerContext: ctx,
+	})
 	return cs, s
 }
 
@@ -303,18 +299,8 @@ func TestWhoamiWithoutCaller(t *testing.T) {
 	up := newUpstream(t)
 	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "v0"}, nil)
 	tools.Registry.Install(s, &tools.Deps{Catalog: &catalog.Client{BaseURL: up.url}})
-	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "v0"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := mcptest.Connect(t, s, nil)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
 	if err != nil {
 		t.Fatal(err)
@@ -378,7 +364,7 @@ func TestAuditProgress(t *testing.T) {
 	// the three.
 	var got []mcp.ProgressNotificationParams
 	for range 3 {
-		got = append(got, <-notes)
+		got = append(got, await.Recv(t, notes, "the next notification"))
 	}
 	want := []mcp.ProgressNotificationParams{
 		{ProgressToken: "audit-1", Progress: 1, Total: 3, Message: "checked itm-1"},
@@ -424,12 +410,12 @@ func TestAuditCancellation(t *testing.T) {
 		_, err := cs.CallTool(ctx, params)
 		callErr <- err
 	}()
-	<-firstItem
+	await.Recv(t, firstItem, "the first item")
 	cancel()
-	if err := <-callErr; err == nil {
+	if err := await.Recv(t, callErr, "the call's error"); err == nil {
 		t.Error("CallTool after cancellation: no error")
 	}
-	if got := <-handlerDone; !strings.Contains(got, "context canceled") {
+	if got := await.Recv(t, handlerDone, "the handler's end"); !strings.Contains(got, "context canceled") {
 		t.Errorf("the handler ended with %q, want its context's cancellation", got)
 	}
 	// 1 list and 3 gets would mean the audit ran to its end.

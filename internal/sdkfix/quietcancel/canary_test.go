@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/internal/testing/rawstdio"
 )
 
@@ -26,10 +27,10 @@ func TestCanarySDKAnswersCancelledCall(t *testing.T) {
 		})
 	c := rawstdio.Connect(t, s)
 	c.Send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	<-c.Lines
+	await.Recv(t, c.Lines, "initialize's answer")
 	c.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	c.Send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
-	<-started
+	await.Recv(t, started, "the call's start")
 	c.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
 	timeout := time.After(10 * time.Second)
 	for {

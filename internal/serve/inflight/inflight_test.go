@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/toolroute/toolroute/internal/serve/inflight"
+	"github.com/toolroute/toolroute/internal/testing/await"
 )
 
 // TestAddDoneWait: Wait returns once every entry is done, and not before.
@@ -26,7 +27,7 @@ func TestAddDoneWait(t *testing.T) {
 	case <-time.After(20 * time.Millisecond):
 	}
 	tr.Done(2)
-	if err := <-waited; err != nil {
+	if err := await.Recv(t, waited, "Wait's return"); err != nil {
 		t.Errorf("Wait = %v, want nil", err)
 	}
 	if n := tr.Len(); n != 0 {
@@ -97,7 +98,7 @@ func TestCancelMarks(t *testing.T) {
 	}
 	tr.Cancel(1) // twice: still one cancelled entry
 	tr.Done(9)
-	if err := <-waited; err != nil {
+	if err := await.Recv(t, waited, "Wait's return"); err != nil {
 		t.Errorf("WaitCancelled = %v", err)
 	}
 	tr.Done(1)
@@ -113,5 +114,5 @@ func TestAbort(t *testing.T) {
 		t.Fatal("aborted before Abort")
 	}
 	tr.Abort()
-	<-tr.Aborted().Done()
+	await.Recv(t, tr.Aborted().Done(), "the abort")
 }

@@ -2,7 +2,8 @@
 // JSON-RPC tools/call requests it carries and the ids its
 // notifications/cancelled name, without decoding the body into messages:
 // the server ties each stateless call to its request, and cancels it when
-// a notifications/cancelled naming it arrives in another request. Nothing
+// a notifications/cancelled naming it arrives in another request (the
+// go-sdk #1093 workaround: see internal/sdkfix/statelesscancel). Nothing
 // here is API.
 //
 // [Scan] reads a single, plainly spelt message in place, and leaves
