@@ -49,6 +49,9 @@ func cutField(s string) (field, rest string) {
 // requireBearer identifies the caller of every request to next with
 // o.Verifier and answers, when it cannot:
 //
+//   - more than one Authorization header: 400, so that a proxy in front
+//     (which may read the last) and the server (the first) can never
+//     disagree about the caller;
 //   - no bearer token: 401, WWW-Authenticate: Bearer resource_metadata="…";
 //   - a refused token: 401, the same challenge with error="invalid_token"
 //     (RFC 6750 §3.1);
@@ -75,6 +78,10 @@ func (o *HTTPOptions) requireBearer(next http.Handler) http.Handler {
 		w.Header().Set("WWW-Authenticate", v)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.Header["Authorization"]) > 1 {
+			http.Error(w, "more than one Authorization header", http.StatusBadRequest)
+			return
+		}
 		token, ok := bearerToken(r.Header.Get("Authorization"))
 		if !ok {
 			challenge(w)

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/server"
 )
 
@@ -87,6 +88,25 @@ func TestHTTPResourceMetadata(t *testing.T) {
 		_, err := server.NewHTTPServer(newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{Verifier: server.StaticTokens(nil), ResourceMetadata: &oauthex.ProtectedResourceMetadata{Resource: bad}})
 		if err == nil || !strings.Contains(err.Error(), "server: HTTPOptions.ResourceMetadata.Resource") {
 			t.Errorf("Resource %q: err = %v", bad, err)
+		}
+	}
+}
+
+// TestHTTPTwoAuthorizationHeaders: a request with two Authorization
+// headers is refused (400) whichever comes first, so that a proxy in
+// front (which may read the other) and the server never disagree about
+// the caller; with Anonymous too.
+func TestHTTPTwoAuthorizationHeaders(t *testing.T) {
+	for _, anonymous := range []*authz.Caller{nil, {Subject: "anon", Roles: []string{"viewer"}}} {
+		hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{Anonymous: anonymous, Logger: discardLogger})
+		for _, order := range [][2]string{{"Bearer junk", "Bearer " + secretToken}, {"Bearer " + secretToken, "Bearer junk"}, {"Bearer " + secretToken, "Bearer " + secretToken}} {
+			h := mcptest.Header("", "2025-11-25")
+			h.Add("Authorization", order[0])
+			h.Add("Authorization", order[1])
+			resp := mcptest.Post(t, hs.URL(), h, initializeBody)
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("anonymous %v, Authorization %q then %q: HTTP %d, want 400", anonymous != nil, order[0], order[1], resp.StatusCode)
+			}
 		}
 	}
 }
