@@ -75,7 +75,7 @@ type Exchanger struct {
 
 	mu       sync.Mutex
 	tokenURL string
-	lastTry  time.Time
+	retry    backoff // of discovery, while it fails
 }
 
 // NewExchanger returns an exchanger for opts, or an error if they are
@@ -183,25 +183,26 @@ func (e *Exchanger) exchange(ctx context.Context, c authz.Caller) (string, error
 	return tok.AccessToken, nil
 }
 
-// endpoint returns the token endpoint, discovering it if needed (at most
-// once a minute while discovery fails).
+// endpoint returns the token endpoint, discovering it if needed: while
+// discovery fails, tries back off from 1 to 8 seconds (see [backoff]).
 func (e *Exchanger) endpoint(ctx context.Context) (string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.tokenURL != "" {
 		return e.tokenURL, nil
 	}
-	if !e.lastTry.IsZero() && time.Since(e.lastTry) < defaultMinRefresh {
-		return "", &authz.OutageError{Err: fmt.Errorf("oauth: the token endpoint of issuer %s is not known yet (discovery failed less than %v ago)", e.opts.Issuer, defaultMinRefresh)}
+	if d := e.retry.wait(time.Now()); d > 0 {
+		return "", &authz.OutageError{Err: fmt.Errorf("oauth: the token endpoint of issuer %s is not known yet (discovery failed; next try in %v)", e.opts.Issuer, d.Round(time.Millisecond))}
 	}
-	e.lastTry = time.Now()
 	meta, err := discover(ctx, e.client, e.opts.Issuer)
 	if err == nil && meta.TokenEndpoint == "" {
 		err = fmt.Errorf("oauth: the metadata of issuer %s has no token_endpoint", e.opts.Issuer)
 	}
 	if err != nil {
+		e.retry.failed(time.Now())
 		return "", &authz.OutageError{Err: err}
 	}
+	e.retry.succeeded()
 	e.tokenURL = meta.TokenEndpoint
 	return e.tokenURL, nil
 }

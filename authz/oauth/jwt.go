@@ -64,9 +64,13 @@ type JWTOptions struct {
 	// RefreshInterval is how often the key set is fetched again in the
 	// background. 0 selects one hour.
 	RefreshInterval time.Duration
-	// MinRefreshInterval limits refetches: of the key set when a token
-	// names a key it does not hold (key rotation), and of the discovery
-	// document while the server is unreachable. 0 selects one minute.
+	// MinRefreshInterval limits refetches of the key set when a token
+	// names a key it does not hold (key rotation). 0 selects one minute.
+	// While the issuer cannot be reached before the first keys are
+	// held, discovery and the first fetch are retried in the background
+	// after 1, 2, 4 and then every 8 seconds (or every
+	// MinRefreshInterval, if shorter): a verifier that started during an
+	// outage verifies within seconds of the issuer's return.
 	MinRefreshInterval time.Duration
 	// CacheTTL bounds how long a verified token's caller is reused
 	// (looked up by the token's SHA-256 digest) without verifying its
@@ -88,10 +92,11 @@ type JWTOptions struct {
 // [NewJWTVerifier], is safe for concurrent use, and must be closed.
 //
 // Keys: on first use (or [JWTVerifier.Ready]) it discovers the issuer's
-// jwks_uri and fetches the key set; it keeps it in memory, refreshes it
-// every RefreshInterval, and fetches it again, at most once per
-// MinRefreshInterval, when a token names a key it does not hold (the
-// issuer rotated its keys). When the issuer is unreachable, the keys held
+// jwks_uri and fetches the key set, retrying in the background with a
+// backoff (1 s doubling to 8 s, one try at a time) until it holds keys;
+// it keeps them in memory, refreshes them every RefreshInterval, and
+// fetches them again, at most once per MinRefreshInterval, when a token
+// names a key it does not hold (the issuer rotated its keys). When the issuer is unreachable, the keys held
 // keep verifying; with none held, or for a key not held while the
 // issuer cannot be reached, [JWTVerifier.Verify] fails with an
 // *[authz.OutageError] (HTTP 503 from the server), never a 401.
@@ -111,7 +116,8 @@ type JWTVerifier struct {
 
 	mu       sync.Mutex // held while loading
 	stopKeys context.CancelFunc
-	lastTry  time.Time
+	retry    backoff     // of the first load, while it fails
+	retrying *time.Timer // the background retry of the first load, or nil
 	lastErr  error
 	failure  atomic.Pointer[error] // lastErr, for Ready, which must not wait on mu
 }
@@ -160,6 +166,7 @@ func NewJWTVerifier(opts JWTOptions) (*JWTVerifier, error) {
 		opts.CacheTTL = defaultCacheTTL
 	}
 	v := &JWTVerifier{
+		retry: backoff{max: min(maxRetry, opts.MinRefreshInterval)},
 		opts:  opts,
 		roles: cmpOr(opts.RolesClaim, DefaultRolesClaim),
 		parser: jwt.NewParser(
@@ -201,6 +208,9 @@ func (v *JWTVerifier) Close() error {
 	v.mu.Lock()
 	if v.stopKeys != nil {
 		v.stopKeys()
+	}
+	if v.retrying != nil {
+		v.retrying.Stop()
 	}
 	v.mu.Unlock()
 	v.cancel()
@@ -265,9 +275,9 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string, _ *http.Request)
 // nil if it does, else an error saying why not (the issuer's discovery
 // or key set cannot be fetched). It has the shape of
 // server.HTTPOptions.ReadyCheck, so that /readyz says so. If it holds no
-// keys, it starts fetching them (at most once per MinRefreshInterval): a
-// readiness probe thus also retries an issuer that was down. It never
-// waits for the fetch.
+// keys, it starts fetching them (unless a try failed moments ago: the
+// background retries back off from 1 to 8 seconds). It never waits for
+// the fetch.
 func (v *JWTVerifier) Ready(ctx context.Context) error {
 	if ks := v.keys.Load(); ks != nil {
 		if v.hasKeys(ctx, ks.kf) {
@@ -293,8 +303,8 @@ func (v *JWTVerifier) hasKeys(ctx context.Context, kf keyfunc.Keyfunc) bool {
 }
 
 // keyfunc returns the key set, loading it (discovery, then a first
-// fetch) if it is not loaded and the last try is older than
-// MinRefreshInterval. A failure is an outage. The loading is not bound
+// fetch) if it is not loaded and v.retry allows a try now. A failure is
+// an outage, and schedules the next try. The loading is not bound
 // to a request, whose end would otherwise count as the issuer's
 // failure.
 func (v *JWTVerifier) keyfunc() (keyfunc.Keyfunc, error) {
@@ -309,10 +319,9 @@ func (v *JWTVerifier) keyfunc() (keyfunc.Keyfunc, error) {
 	if err := v.ctx.Err(); err != nil {
 		return nil, &authz.OutageError{Err: errors.New("oauth: JWTVerifier is closed")}
 	}
-	if !v.lastTry.IsZero() && time.Since(v.lastTry) < v.opts.MinRefreshInterval {
+	if v.retry.wait(time.Now()) > 0 {
 		return nil, &authz.OutageError{Err: v.lastErr}
 	}
-	v.lastTry = time.Now()
 	ctx, cancel := context.WithTimeout(v.ctx, 2*defaultTimeout)
 	defer cancel()
 	kf, err := v.load(ctx)
@@ -320,9 +329,19 @@ func (v *JWTVerifier) keyfunc() (keyfunc.Keyfunc, error) {
 		v.lastErr = err
 		v.failure.Store(&err)
 		v.down.Store(true)
-		v.log().WarnContext(ctx, "oauth: cannot fetch the issuer's keys; tokens cannot be verified", slog.String("issuer", v.opts.Issuer), slog.Any("error", err))
+		// Try again in the background, so that the verifier (and
+		// /readyz) recovers within seconds of the issuer's return even
+		// when no request or probe comes: one try in flight (v.mu),
+		// backing off to one every few seconds while the issuer is down.
+		d := v.retry.failed(time.Now())
+		if v.retrying != nil {
+			v.retrying.Stop()
+		}
+		v.retrying = time.AfterFunc(d, func() { v.keyfunc() })
+		v.log().WarnContext(ctx, "oauth: cannot fetch the issuer's keys; tokens cannot be verified", slog.String("issuer", v.opts.Issuer), slog.Duration("retry_in", d), slog.Any("error", err))
 		return nil, &authz.OutageError{Err: err}
 	}
+	v.retry.succeeded()
 	v.keys.Store(&keySet{kf})
 	return kf, nil
 }

@@ -10,9 +10,11 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -360,5 +362,65 @@ func TestDefaultAlgorithmsIsACopy(t *testing.T) {
 	_, err := oauth.NewJWTVerifier(oauth.JWTOptions{Issuer: "https://id.example.test", Audience: resource, Algorithms: []string{"HS256"}})
 	if err == nil || !strings.Contains(err.Error(), `"HS256" is not an asymmetric`) {
 		t.Errorf("HS256 after extending DefaultAlgorithms: err = %v", err)
+	}
+}
+
+// TestJWTRecoversFromIssuerOutage: a verifier that starts while its
+// issuer is down tries again in the background, backing off (a few
+// requests in seconds, one at a time, never a flood), and verifies
+// within seconds of the issuer's return, with no request or probe
+// needed to notice it.
+func TestJWTRecoversFromIssuerOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the backoff")
+	}
+	// The issuer's address answers 503 while it is down.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	var asked, inFlight, maxInFlight atomic.Int32
+	down := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := maxInFlight.Load(); n > m && !maxInFlight.CompareAndSwap(m, n); m = maxInFlight.Load() {
+		}
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	})}
+	go down.Serve(ln)
+
+	v, err := oauth.NewJWTVerifier(oauth.JWTOptions{Issuer: "http://" + addr, Audience: resource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { v.Close() })
+	if err := v.Ready(context.Background()); err == nil {
+		t.Fatal("ready while the issuer is down")
+	}
+	const outage = 3500 * time.Millisecond
+	time.Sleep(outage)
+	down.Close()
+	// Tries at about 0, 1 and 3 s; each asks the two discovery paths.
+	if n := asked.Load(); n < 4 || n > 8 {
+		t.Errorf("%d requests to the issuer in %v of outage, want 4 to 8 (a retry every 1, 2, 4 s)", n, outage)
+	}
+	if m := maxInFlight.Load(); m > 1 {
+		t.Errorf("%d requests in flight at once, want 1", m)
+	}
+
+	op := oidctest.StartAt(t, addr, oidctest.Client{ID: "svc", Secret: "svc-secret", Audience: []string{resource}})
+	back := time.Now()
+	deadline := back.Add(10 * time.Second)
+	for v.Ready(context.Background()) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready 10 s after the issuer came back")
+		}
+		time.Sleep(50 * time.Millisecond) // polls the state only: Ready starts no fetch within the backoff
+	}
+	t.Logf("ready %v after the issuer came back (%d requests during the %v outage)", time.Since(back).Round(10*time.Millisecond), asked.Load(), outage)
+	if _, err := v.Verify(context.Background(), op.Token(t, "svc"), nil); err != nil {
+		t.Errorf("a token after the recovery: %v", err)
 	}
 }

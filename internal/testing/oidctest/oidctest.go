@@ -66,7 +66,14 @@ type Provider struct {
 // of the test.
 func Start(tb testing.TB, clients ...Client) *Provider {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return StartAt(tb, "127.0.0.1:0", clients...)
+}
+
+// StartAt is [Start] on the loopback address addr: a test of an outage
+// starts the provider where its clients already look for it.
+func StartAt(tb testing.TB, addr string, clients ...Client) *Provider {
+	tb.Helper()
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		tb.Fatalf("oidctest: %v", err)
 	}
