@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/toolroute/toolroute/tool"
 )
@@ -47,4 +48,14 @@ func (allowAll) AllowMany(_ context.Context, _ Caller, rs []tool.Route) ([]bool,
 		out[i] = true
 	}
 	return out, nil
+}
+
+// Options configures authz's two enforcement points, [Middleware] and
+// [Transport]; the zero value selects the defaults.
+type Options struct {
+	// Logger receives what they refuse and why: refusals (info), outages
+	// (warn) and wiring bugs (error), such as a tool's request outside
+	// its declared routes. Bearers are taken out of every record. nil
+	// selects [slog.Default].
+	Logger *slog.Logger
 }

@@ -144,11 +144,11 @@ func benchServer(b *testing.B, reg *registry.Registry[*deps], up *upstream, a au
 	d := &deps{BaseURL: up.URL, Client: up.Client()}
 	s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "v1"}, nil)
 	if a != nil {
-		d.Client = &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, a, authz.TransportOptions{})}
+		d.Client = &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, a, authz.Options{})}
 		caller := &callerHolder{}
 		caller.set(&authz.Caller{Subject: "alice", Roles: []string{"viewer"}, Bearer: secretBearer})
 		access := reg.Calls()
-		s.AddReceivingMiddleware(caller.middleware, authz.Middleware(a, access, authz.MiddlewareOptions{Logger: slog.New(slog.DiscardHandler)}))
+		s.AddReceivingMiddleware(caller.middleware, authz.Middleware(a, access, authz.Options{Logger: slog.New(slog.DiscardHandler)}))
 	}
 	reg.Install(s, d)
 	return connect(b, s, "")
@@ -250,7 +250,7 @@ func BenchmarkOverhead(b *testing.B) {
 	}
 	caller := authz.Caller{Subject: "alice", Roles: []string{"viewer"}, Bearer: secretBearer}
 	cctx := authz.WithCaller(ctx, caller)
-	mw := authz.Middleware(a, access, authz.MiddlewareOptions{Logger: slog.New(slog.DiscardHandler)})
+	mw := authz.Middleware(a, access, authz.Options{Logger: slog.New(slog.DiscardHandler)})
 
 	b.Run("list-filter/tools=1000", func(b *testing.B) {
 		next := func(context.Context, string, mcp.Request) (mcp.Result, error) {
@@ -276,7 +276,7 @@ func BenchmarkOverhead(b *testing.B) {
 	b.Run("transport", func(b *testing.B) {
 		resp := &http.Response{StatusCode: 200, Body: http.NoBody}
 		base := roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })
-		rt := authz.Transport(base, "catalog", "http://catalog.internal", a, authz.TransportOptions{})
+		rt := authz.Transport(base, "catalog", "http://catalog.internal", a, authz.Options{})
 		tctx := call.With(cctx, &call.Tool[tool.Call]{Info: &tool.Call{Tool: "get_res42", ServiceKey: "catalog", Routes: []tool.Route{routes[42]}}})
 		req, _ := http.NewRequestWithContext(tctx, "GET", "http://catalog.internal/api/v1/res42/item-7", nil)
 		if _, err := rt.RoundTrip(req); err != nil {

@@ -115,7 +115,7 @@ func ExampleMiddleware() {
 			return next(ctx, method, req)
 		}
 	}
-	server.AddReceivingMiddleware(withCaller, authz.Middleware(authz.Cached(policy, 30*time.Second, 10_000), access, authz.MiddlewareOptions{}))
+	server.AddReceivingMiddleware(withCaller, authz.Middleware(authz.Cached(policy, 30*time.Second, 10_000), access, authz.Options{}))
 
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()

@@ -325,11 +325,11 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	reg := newRegistry()
 	d := &deps{
 		BaseURL: h.upstream.URL,
-		Client:  &http.Client{Transport: authz.Transport(h.upstream.Client().Transport, "catalog", h.upstream.URL, o.authorizer, authz.TransportOptions{Logger: logger})},
+		Client:  &http.Client{Transport: authz.Transport(h.upstream.Client().Transport, "catalog", h.upstream.URL, o.authorizer, authz.Options{Logger: logger})},
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "v0.0.1"}, &mcp.ServerOptions{PageSize: o.pageSize})
 	reg.Install(s, d)
-	s.AddReceivingMiddleware(h.caller.middleware, authz.Middleware(o.authorizer, accessOf(reg, o.skip...), authz.MiddlewareOptions{Logger: logger}))
+	s.AddReceivingMiddleware(h.caller.middleware, authz.Middleware(o.authorizer, accessOf(reg, o.skip...), authz.Options{Logger: logger}))
 	h.session = connect(t, s, o.protocolVersion)
 	return h
 }

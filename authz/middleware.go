@@ -14,19 +14,11 @@ import (
 	"github.com/toolroute/toolroute/tool"
 )
 
-// MiddlewareOptions configures [Middleware]. A nil *MiddlewareOptions
-// selects the defaults.
-type MiddlewareOptions struct {
-	// Logger receives refusals (info), outages (warn) and wiring bugs
-	// (error). Bearers are never logged. nil selects [slog.Default].
-	Logger *slog.Logger
-}
-
 // Middleware returns the receiving middleware that decides which tools a
 // caller sees and may call. It reads the [Caller] from the context, so the
 // middleware that puts it there must run first:
 //
-//	server.AddReceivingMiddleware(withCaller, authz.Middleware(a, reg.Calls(), authz.MiddlewareOptions{}))
+//	server.AddReceivingMiddleware(withCaller, authz.Middleware(a, reg.Calls(), authz.Options{}))
 //
 // (in one call, the first middleware is the outermost; of separate calls,
 // the last one is). tools are the tools the server serves, as the
@@ -68,7 +60,7 @@ type MiddlewareOptions struct {
 //
 // Tools absent from tools are hidden. Middleware panics if a is nil, if a
 // tool is nil, or if one is Local and has routes.
-func Middleware(a Authorizer, tools []*tool.Call, opts MiddlewareOptions) mcp.Middleware {
+func Middleware(a Authorizer, tools []*tool.Call, opts Options) mcp.Middleware {
 	if a == nil {
 		panic("authz: Middleware: nil Authorizer")
 	}

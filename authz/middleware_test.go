@@ -465,9 +465,9 @@ func TestMiddlewarePanics(t *testing.T) {
 		f    func()
 		want string
 	}{
-		{"nil authorizer", func() { authz.Middleware(nil, nil, authz.MiddlewareOptions{}) }, "authz: Middleware: nil Authorizer"},
+		{"nil authorizer", func() { authz.Middleware(nil, nil, authz.Options{}) }, "authz: Middleware: nil Authorizer"},
 		{"local with routes", func() {
-			authz.Middleware(authz.AllowAll(), []*tool.Call{{Tool: "x", Local: true, Routes: []tool.Route{catalog("GET", "/a")}}}, authz.MiddlewareOptions{})
+			authz.Middleware(authz.AllowAll(), []*tool.Call{{Tool: "x", Local: true, Routes: []tool.Route{catalog("GET", "/a")}}}, authz.Options{})
 		}, `authz: Middleware: tool "x" is Local and has routes`},
 	}
 	for _, tt := range tests {

@@ -24,7 +24,7 @@ func TestTransportQuery(t *testing.T) {
 		mu.Unlock()
 	}))
 	t.Cleanup(up.Close)
-	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, authz.AllowAll(), authz.TransportOptions{})}
+	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, authz.AllowAll(), authz.Options{})}
 	declared := catalog("GET", "/api/v1/items/{id}")
 	send := func(rawQuery string) error {
 		req, err := http.NewRequestWithContext(callCtx(alice, declared), "GET", up.URL+"/api/v1/items/0", nil)

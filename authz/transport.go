@@ -58,7 +58,7 @@ import (
 // allow everything explicitly), if serviceKey is not a single plain path
 // segment, or if origin is not an http or https URL with a host and
 // without user information, path (other than "/"), query or fragment.
-func Transport(base http.RoundTripper, serviceKey, origin string, a Authorizer, opts TransportOptions) http.RoundTripper {
+func Transport(base http.RoundTripper, serviceKey, origin string, a Authorizer, opts Options) http.RoundTripper {
 	if serviceKey == "" || serviceKey == "." || serviceKey == ".." || strings.ContainsAny(serviceKey, "/?#%{} \t\r\n") {
 		panic(fmt.Sprintf("authz: Transport: service key %q is not a single plain path segment", serviceKey))
 	}
@@ -80,15 +80,6 @@ func Transport(base http.RoundTripper, serviceKey, origin string, a Authorizer, 
 		t.logger = redacting(opts.Logger)
 	}
 	return t
-}
-
-// TransportOptions configures a [Transport]; the zero value selects the
-// defaults.
-type TransportOptions struct {
-	// Logger receives the refusals, with bearers taken out (see
-	// [Transport]). nil selects [slog.Default], as it is when a request
-	// is refused.
-	Logger *slog.Logger
 }
 
 type transport struct {

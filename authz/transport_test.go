@@ -40,7 +40,7 @@ func TestTransportRouteCheck(t *testing.T) {
 	up := newUpstream(t)
 	allowCatalog := mustPolicy(t, `[{"role": "viewer", "accessPolicies": [{"path": "^/catalog/", "methods": ["GET", "DELETE"], "effect": "allow"}]}]`)
 	declared := []tool.Route{catalog("GET", "/api/v1/items/{id}"), catalog("GET", "/api/v1/items"), catalog("DELETE", "/api/v1/items/{id}/tags/{tag}")}
-	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, allowCatalog, authz.TransportOptions{Logger: slog.New(slog.DiscardHandler)})}
+	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, allowCatalog, authz.Options{Logger: slog.New(slog.DiscardHandler)})}
 	tests := []struct {
 		method, path string
 		sent         bool
@@ -132,7 +132,7 @@ func TestTransportErrors(t *testing.T) {
 			proxy.status.Store(tt.status)
 			defer proxy.status.Store(0)
 			logs := &syncBuffer{}
-			client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, proxy.auth(), authz.TransportOptions{Logger: slog.New(slog.NewJSONHandler(logs, nil))})}
+			client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, proxy.auth(), authz.Options{Logger: slog.New(slog.NewJSONHandler(logs, nil))})}
 			body := &closeCounter{Reader: strings.NewReader("payload")}
 			req, err := http.NewRequestWithContext(tt.ctx, "GET", up.URL+tt.path, body)
 			if err != nil {
@@ -213,7 +213,7 @@ func (c *closeCounter) Close() error { c.closed.Add(1); return nil }
 
 func TestTransportForwardsBearer(t *testing.T) {
 	up := newUpstream(t)
-	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, authz.AllowAll(), authz.TransportOptions{})}
+	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, authz.AllowAll(), authz.Options{})}
 	items := catalog("GET", "/api/v1/items")
 	for _, tt := range []struct {
 		name   string
@@ -253,7 +253,7 @@ func TestTransportRefusesCrossHostRedirect(t *testing.T) {
 	evil := newUpstream(t)
 	up := httptest.NewServer(http.RedirectHandler(evil.URL+"/api/v1/items", http.StatusFound))
 	defer up.Close()
-	client := &http.Client{Transport: authz.Transport(nil, "catalog", up.URL, authz.AllowAll(), authz.TransportOptions{Logger: slog.New(slog.DiscardHandler)})}
+	client := &http.Client{Transport: authz.Transport(nil, "catalog", up.URL, authz.AllowAll(), authz.Options{Logger: slog.New(slog.DiscardHandler)})}
 	req, _ := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", up.URL+"/api/v1/items", nil)
 	resp, err := client.Do(req)
 	if err == nil {
@@ -271,7 +271,7 @@ func TestTransportRefusesCrossHostRedirect(t *testing.T) {
 
 func TestTransportRefusesOpaqueURL(t *testing.T) {
 	up := newUpstream(t)
-	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, authz.AllowAll(), authz.TransportOptions{Logger: slog.New(slog.DiscardHandler)})}
+	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, authz.AllowAll(), authz.Options{Logger: slog.New(slog.DiscardHandler)})}
 	req, _ := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", up.URL+"/api/v1/items", nil)
 	req.URL.Opaque = "//" + req.URL.Host + "/api/v1/admin"
 	req.URL.Path = "/api/v1/items"
@@ -288,7 +288,7 @@ func TestTransportRefusesOpaqueURL(t *testing.T) {
 func TestTransportPanics(t *testing.T) {
 	for _, key := range []string{"", ".", "..", "a/b", "a b", "a%2F"} {
 		want := `authz: Transport: service key "` + key + `" is not a single plain path segment`
-		if got := panicValue(func() { authz.Transport(nil, key, "http://127.0.0.1:1", authz.AllowAll(), authz.TransportOptions{}) }); got != want {
+		if got := panicValue(func() { authz.Transport(nil, key, "http://127.0.0.1:1", authz.AllowAll(), authz.Options{}) }); got != want {
 			t.Errorf("key %q: panic %v, want %q", key, got, want)
 		}
 	}
@@ -298,7 +298,7 @@ func TestTransportPanics(t *testing.T) {
 // with none it panics, naming the service, and never asks one it finds in
 // the request's context.
 func TestTransportNilAuthorizer(t *testing.T) {
-	got := panicValue(func() { authz.Transport(nil, "catalog", "http://127.0.0.1:1", nil, authz.TransportOptions{}) })
+	got := panicValue(func() { authz.Transport(nil, "catalog", "http://127.0.0.1:1", nil, authz.Options{}) })
 	if s, _ := got.(string); !strings.HasPrefix(s, "authz: Transport: service \"catalog\": nil Authorizer") {
 		t.Errorf("panic = %v, want the nil Authorizer named", got)
 	}
@@ -328,7 +328,7 @@ func FuzzTransportRouteCheck(f *testing.F) {
 	}))
 	defer up.Close()
 	declared := []tool.Route{catalog("GET", "/api/v1/items/{id}"), catalog("GET", "/api/v1/items/{id}/tags/{tag}")}
-	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, authz.AllowAll(), authz.TransportOptions{Logger: slog.New(slog.DiscardHandler)})}
+	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, authz.AllowAll(), authz.Options{Logger: slog.New(slog.DiscardHandler)})}
 	f.Fuzz(func(t *testing.T, path string) {
 		req, err := http.NewRequestWithContext(callCtx(alice, declared...), "GET", up.URL+path, nil)
 		if err != nil || req.URL.Host != strings.TrimPrefix(up.URL, "http://") {
@@ -368,7 +368,7 @@ func TestTransportServiceAndRelativePath(t *testing.T) {
 	up := newUpstream(t)
 	allowAll := mustPolicy(t, `[{"role": "viewer", "accessPolicies": [{"path": "^/", "methods": ["GET"], "effect": "allow"}]}]`)
 	logs := &syncBuffer{}
-	cat := &http.Client{Transport: authz.Transport(up.Client().Transport, "cat", up.URL, allowAll, authz.TransportOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))})}
+	cat := &http.Client{Transport: authz.Transport(up.Client().Transport, "cat", up.URL, allowAll, authz.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})}
 	u, _ := url.Parse(up.URL)
 	u.Path = "alog/api/v1/items"
 	req, _ := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", "", nil)
@@ -422,7 +422,7 @@ func (l reasonLeaker) AllowMany(ctx context.Context, c authz.Caller, rs []tool.R
 func TestReasonsRedacted(t *testing.T) {
 	up := newUpstream(t)
 	logs := &syncBuffer{}
-	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, reasonLeaker{}, authz.TransportOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))})}
+	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, reasonLeaker{}, authz.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})}
 	bob := authz.Caller{Subject: "bob", Bearer: "bob-" + secretBearer}
 	for _, c := range []*authz.Caller{alice, &bob} {
 		r := catalog("GET", "/api/v1/items")
@@ -460,7 +460,7 @@ func TestTransportPinsOrigin(t *testing.T) {
 	up := newUpstream(t)
 	other := newUpstream(t)
 	logs := &syncBuffer{}
-	client := &http.Client{Transport: authz.Transport(nil, "catalog", up.URL, authz.AllowAll(), authz.TransportOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))})}
+	client := &http.Client{Transport: authz.Transport(nil, "catalog", up.URL, authz.AllowAll(), authz.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})}
 	ctx := callCtx(alice, catalog("GET", "/api/v1/items"))
 	get := func(base string) error {
 		req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/items", nil)
@@ -498,7 +498,7 @@ func TestTransportPinsOrigin(t *testing.T) {
 	for _, origin := range []string{"HTTP://Catalog.Internal", "http://catalog.internal:80/"} {
 		rt := authz.Transport(roundTripFunc(func(*http.Request) (*http.Response, error) {
 			return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
-		}), "catalog", origin, authz.AllowAll(), authz.TransportOptions{})
+		}), "catalog", origin, authz.AllowAll(), authz.Options{})
 		req, _ := http.NewRequestWithContext(ctx, "GET", "http://catalog.internal/api/v1/items", nil)
 		if _, err := rt.RoundTrip(req); err != nil {
 			t.Errorf("origin %s, request to http://catalog.internal: %v", origin, err)
@@ -508,13 +508,13 @@ func TestTransportPinsOrigin(t *testing.T) {
 
 func TestTransportOriginPanics(t *testing.T) {
 	for _, origin := range []string{"", "catalog", "ftp://h", "http://", "http://h/api", "http://h?x=1", "http://u:p@h", "http://h#f"} {
-		if got := panicValue(func() { authz.Transport(nil, "catalog", origin, authz.AllowAll(), authz.TransportOptions{}) }); !strings.HasPrefix(fmt.Sprint(got), "authz: Transport: origin") {
+		if got := panicValue(func() { authz.Transport(nil, "catalog", origin, authz.AllowAll(), authz.Options{}) }); !strings.HasPrefix(fmt.Sprint(got), "authz: Transport: origin") {
 			t.Errorf("origin %q: panic %v", origin, got)
 		}
 	}
 }
 
-// TestTransportLogRedactedDefault: given no TransportOptions.Logger, a
+// TestTransportLogRedactedDefault: given no Options.Logger, a
 // refusal goes to slog.Default (the one of when it is refused), and a
 // path that holds the caller's bearer (a caller-chosen value bound into
 // it) is logged without it.
@@ -526,7 +526,7 @@ func TestTransportLogRedactedDefault(t *testing.T) {
 
 	up := newUpstream(t)
 	policy := mustPolicy(t, `[{"role": "viewer", "accessPolicies": [{"path": "^/catalog/api/v1/items$", "methods": ["GET"], "effect": "allow"}]}]`)
-	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, policy, authz.TransportOptions{})}
+	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, policy, authz.Options{})}
 	req, err := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", up.URL+"/api/v1/items/"+secretBearer, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -544,7 +544,7 @@ func TestTransportLogRedactedDefault(t *testing.T) {
 	}
 }
 
-// TestTransportLogger: given TransportOptions.Logger, a refusal goes
+// TestTransportLogger: given Options.Logger, a refusal goes
 // there, redacted as slog.Default's records are, and not to slog.Default.
 func TestTransportLogger(t *testing.T) {
 	var def, own syncbuf.Buffer
@@ -553,7 +553,7 @@ func TestTransportLogger(t *testing.T) {
 	t.Cleanup(func() { slog.SetDefault(old) })
 
 	up := newUpstream(t)
-	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, authz.AllowAll(), authz.TransportOptions{Logger: slog.New(slog.NewTextHandler(&own, nil))})}
+	client := &http.Client{Transport: authz.Transport(up.Client().Transport, "catalog", up.URL, authz.AllowAll(), authz.Options{Logger: slog.New(slog.NewTextHandler(&own, nil))})}
 	req, err := http.NewRequestWithContext(callCtx(alice, catalog("GET", "/api/v1/items")), "GET", up.URL+"/api/v1/items/"+secretBearer, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -310,7 +310,7 @@ func newDeps(cfg config, u catalogURL, acc *access, sh *shared, logger *slog.Log
 	d := &tools.Deps{
 		Catalog: &catalog.Client{
 			BaseURL:    string(u),
-			HTTPClient: &http.Client{Transport: authz.Transport(base, catalog.ServiceKey, string(u), acc.authorizer, authz.TransportOptions{Logger: logger})},
+			HTTPClient: &http.Client{Transport: authz.Transport(base, catalog.ServiceKey, string(u), acc.authorizer, authz.Options{Logger: logger})},
 		},
 		Logger: logger,
 	}

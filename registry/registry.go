@@ -108,7 +108,7 @@ func (r *Registry[C]) check(t tool.Tool[C], site site) error {
 	if !t.Behaviour.Valid() {
 		fail("Behaviour is %v: declare behaviour.ReadOnly, behaviour.Additive or behaviour.Destructive", t.Behaviour)
 	}
-	if t.Handler.IsZero() {
+	if t.Handler == (tool.Handler[C]{}) {
 		fail("missing Handler (use tool.Handle or tool.HandleResult)")
 	} else if err := t.Handler.Err(); err != nil {
 		fail("%v", err)

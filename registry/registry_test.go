@@ -562,7 +562,7 @@ func TestViews(t *testing.T) {
 	}
 
 	got, ok := r.Lookup("list_items")
-	if !ok || got.Title != "List items" || got.ServiceKey != "catalog" || len(got.VisibilityRoutes) != 2 || got.Handler.IsZero() {
+	if !ok || got.Title != "List items" || got.ServiceKey != "catalog" || len(got.VisibilityRoutes) != 2 || got.Handler.Err() != nil {
 		t.Errorf("Lookup(list_items) = %+v, %v", got, ok)
 	}
 	if got, ok := r.Lookup("nope"); ok || got.Name != "" {

@@ -180,7 +180,7 @@ func TestUpstreamErrorsShownFixed(t *testing.T) {
 	one := tool.ServiceRoute("things", "GET", "/api/v1/things/{id}")
 	a := routeAuthorizer{map[tool.Route]bool{list: true}}
 	get := func(ctx context.Context, base, path string) error {
-		client := &http.Client{Transport: authz.Transport(nil, "things", base, a, authz.TransportOptions{})}
+		client := &http.Client{Transport: authz.Transport(nil, "things", base, a, authz.Options{})}
 		req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
 		resp, err := client.Do(req)
 		if err != nil {

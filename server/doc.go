@@ -134,7 +134,7 @@
 // # Options
 //
 // Options structs are plain values passed by value ([Options],
-// [HTTPOptions]), as everywhere in toolroute (authz.MiddlewareOptions,
+// [HTTPOptions]), as everywhere in toolroute (authz.Options,
 // permission.Options, export.Options, the oauth and telemetry options):
 // the zero value is the defaults, and every zero field selects its
 // documented default. A bound (a duration, a size, a count) follows one

@@ -77,7 +77,7 @@ func referenceList(t *testing.T, r *registry.Registry[struct{}], a authz.Authori
 			return next(authz.WithCaller(ctx, caller), method, req)
 		}
 	}
-	s.AddReceivingMiddleware(withCaller, authz.Middleware(a, r.Calls(), authz.MiddlewareOptions{}))
+	s.AddReceivingMiddleware(withCaller, authz.Middleware(a, r.Calls(), authz.Options{}))
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
 }
 

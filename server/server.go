@@ -129,7 +129,7 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	}
 	mw := []mcp.Middleware{
 		c.middleware,
-		authz.Middleware(opts.Authorizer, tools, authz.MiddlewareOptions{Logger: c.log}),
+		authz.Middleware(opts.Authorizer, tools, authz.Options{Logger: c.log}),
 	}
 	if dec := newArgDecoder(tools); len(dec) > 0 {
 		mw = append(mw, dec.middleware)

@@ -32,9 +32,6 @@ type binding[C any] struct {
 	add     func(s *mcp.Server, t *mcp.Tool, deps C)
 }
 
-// IsZero reports whether h is the zero Handler (no handler was set).
-func (h Handler[C]) IsZero() bool { return h.b == nil }
-
 // Err reports why h cannot serve: its In or Out type does not reflect to
 // an object schema, or to one that describes what encoding/json reads and
 // writes for it (a type that contains itself, a url.URL, a marshaler with

@@ -444,7 +444,7 @@ func TestNonObject(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.h.IsZero() {
+			if tt.h == (tool.Handler[deps]{}) {
 				t.Fatal("Handle returned the zero Handler")
 			}
 			err := tt.h.Err()
@@ -479,8 +479,8 @@ func TestZeroHandler(t *testing.T) {
 	nilFn := tool.Handle[deps, struct{}, struct{}](nil)
 	nilResult := tool.HandleResult[deps, struct{}](nil)
 	for name, h := range map[string]tool.Handler[deps]{"zero": zero, "Handle(nil)": nilFn, "HandleResult(nil)": nilResult} {
-		if !h.IsZero() {
-			t.Errorf("%s: IsZero() = false", name)
+		if h != (tool.Handler[deps]{}) {
+			t.Errorf("%s is not the zero Handler", name)
 		}
 		if err := h.Err(); err == nil || err.Error() != "missing handler" {
 			t.Errorf("%s: Err() = %v, want missing handler", name, err)
@@ -497,8 +497,8 @@ func TestZeroHandler(t *testing.T) {
 			h.AddTo(mcp.NewServer(&mcp.Implementation{Name: "s"}, nil), &mcp.Tool{Name: "x"}, deps{})
 		}()
 	}
-	if h := tool.Handle(search); h.IsZero() {
-		t.Error("Handle(search).IsZero() = true")
+	if h := tool.Handle(search); h == (tool.Handler[deps]{}) || h.Err() != nil {
+		t.Errorf("Handle(search) is the zero Handler or refused: %v", h.Err())
 	}
 }
 

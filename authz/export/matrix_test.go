@@ -5,8 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/authz/export"
 )
 
 // TestMatrix: the matrix computed from the table and the policy is what
@@ -24,7 +23,7 @@ func TestMatrix(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var back authz.Matrix
+			var back export.Matrix
 			if err := json.Unmarshal(data, &back); err != nil || !cmp.Equal(m, back) {
 				t.Errorf("JSON round trip: %v\n%s", err, data)
 			}
@@ -33,7 +32,7 @@ func TestMatrix(t *testing.T) {
 }
 
 func TestMatrixText(t *testing.T) {
-	m := authz.Matrix{
+	m := export.Matrix{
 		Roles:   []string{"admin", "viewer"},
 		Tools:   []string{"delete_item", "get_item", "nobody's"},
 		Visible: map[string][]string{"admin": {"delete_item", "get_item"}, "viewer": {"get_item"}},

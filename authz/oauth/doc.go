@@ -52,7 +52,7 @@
 // upstream service (RFC 8693), cached per subject until shortly before it
 // expires. Its [Exchanger.Transport] goes under [authz.Transport]:
 //
-//	authz.Transport(exchanger.Transport(http.DefaultTransport), "catalog", "http://catalog:8080", policy, authz.TransportOptions{})
+//	authz.Transport(exchanger.Transport(http.DefaultTransport), "catalog", "http://catalog:8080", policy, authz.Options{})
 //
 // so that every request is checked first, and then sent with the
 // exchanged token instead of the caller's. [WithoutBearer] sends requests

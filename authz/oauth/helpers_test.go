@@ -201,7 +201,7 @@ func (u *upstream) seen() []string {
 func mcpServer(t testing.TB, verify server.TokenVerifier, upstreamURL string, base http.RoundTripper, opts server.HTTPOptions) string {
 	t.Helper()
 	p := policy(t)
-	d := &deps{base: upstreamURL, client: &http.Client{Transport: authz.Transport(base, "items", upstreamURL, p, authz.TransportOptions{})}}
+	d := &deps{base: upstreamURL, client: &http.Client{Transport: authz.Transport(base, "items", upstreamURL, p, authz.Options{})}}
 	s, err := server.New(server.Options{Name: "oauth-test", Authorizer: p, Logger: slog.New(slog.DiscardHandler)}, server.Install(testRegistry(), d))
 	if err != nil {
 		t.Fatal(err)

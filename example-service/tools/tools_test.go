@@ -78,7 +78,7 @@ func connectWith(t *testing.T, up *upstream, caller authz.Caller, a authz.Author
 	ctx := context.Background()
 	deps := &tools.Deps{Catalog: &catalog.Client{
 		BaseURL:    up.url,
-		HTTPClient: &http.Client{Transport: authz.Transport(nil, catalog.ServiceKey, up.url, a, authz.TransportOptions{})},
+		HTTPClient: &http.Client{Transport: authz.Transport(nil, catalog.ServiceKey, up.url, a, authz.Options{})},
 	}}
 	if change != nil {
 		change(deps)

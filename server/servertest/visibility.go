@@ -3,6 +3,7 @@ package servertest
 import (
 	"context"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,25 +13,36 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/core/matrix"
 )
 
 // VisibilityMatrix connects one client to s per role, as a caller with
 // that one role (subject "servertest:ROLE"), and returns what each lists
-// in tools/list: the role × tool visibility matrix as the server decides
-// it. Its tools are those some role sees.
-func VisibilityMatrix(tb testing.TB, s *mcp.Server, roles ...string) authz.Matrix {
+// in tools/list: for each role, the names of the tools it sees, sorted
+// (an empty list for a role that sees none). It is the role × tool
+// visibility matrix as the server decides it.
+func VisibilityMatrix(tb testing.TB, s *mcp.Server, roles ...string) map[string][]string {
 	tb.Helper()
-	m := authz.Matrix{Roles: slices.Sorted(slices.Values(roles)), Tools: []string{}, Visible: make(map[string][]string, len(roles))}
-	m.Roles = slices.Compact(m.Roles)
-	for _, role := range m.Roles {
-		cs := Connect(tb, s, &authz.Caller{Subject: "servertest:" + role, Roles: []string{role}}, Options{})
-		names := ToolNames(tb, cs)
-		m.Visible[role] = names
-		m.Tools = append(m.Tools, names...)
+	visible := make(map[string][]string, len(roles))
+	for _, role := range roles {
+		if _, done := visible[role]; !done {
+			cs := Connect(tb, s, &authz.Caller{Subject: "servertest:" + role, Roles: []string{role}}, Options{})
+			visible[role] = ToolNames(tb, cs)
+		}
 	}
-	slices.Sort(m.Tools)
-	m.Tools = slices.Compact(m.Tools)
-	return m
+	return visible
+}
+
+// matrixText is [VisibilityMatrix] as the text table authz/export's
+// Matrix.Text writes: a column per role, a row per tool some role sees.
+func matrixText(visible map[string][]string) string {
+	roles := slices.Sorted(maps.Keys(visible))
+	var tools []string
+	for _, names := range visible {
+		tools = append(tools, names...)
+	}
+	slices.Sort(tools)
+	return matrix.Text(roles, slices.Compact(tools), visible)
 }
 
 // CheckVisibility pins who sees what: it compares the text form of
@@ -42,7 +54,7 @@ func VisibilityMatrix(tb testing.TB, s *mcp.Server, roles ...string) authz.Matri
 // set, CheckVisibility writes the file instead.
 func CheckVisibility(tb testing.TB, s *mcp.Server, path string, roles ...string) {
 	tb.Helper()
-	got := VisibilityMatrix(tb, s, roles...).Text()
+	got := matrixText(VisibilityMatrix(tb, s, roles...))
 	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			tb.Fatalf("servertest: %v", err)

@@ -49,14 +49,28 @@ func newServer(t *testing.T) *mcp.Server {
 	return s
 }
 
-// TestVisibilityMatrix: each role's column is what a caller with that
-// role lists; a tool no role sees has no row; roles are sorted and
-// deduplicated.
+// TestVisibilityMatrix: each role's list is what a caller with that role
+// lists, sorted; a role named twice is asked once.
 func TestVisibilityMatrix(t *testing.T) {
 	m := servertest.VisibilityMatrix(t, newServer(t), "writer", "reader", "writer", "stranger")
-	want := "tool   reader  stranger  writer\nlocal  x       x         x\nread   x       -         x\nwrite  -       -         x\n"
-	if diff := cmp.Diff(want, m.Text()); diff != "" {
+	want := map[string][]string{"reader": {"local", "read"}, "stranger": {"local"}, "writer": {"local", "read", "write"}}
+	if diff := cmp.Diff(want, m); diff != "" {
 		t.Errorf("matrix (-want +got):\n%s", diff)
+	}
+}
+
+// TestCheckVisibilityText: the golden file's form: a column per role,
+// sorted, and a row per tool some role sees.
+func TestCheckVisibilityText(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "matrix.txt")
+	want := "tool   reader  stranger  writer\nlocal  x       x         x\nread   x       -         x\nwrite  -       -         x\n"
+	if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{TB: t}
+	servertest.CheckVisibility(r, newServer(t), path, "writer", "reader", "stranger")
+	if r.failed {
+		t.Errorf("CheckVisibility refused the expected table %q", want)
 	}
 }
 

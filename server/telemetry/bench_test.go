@@ -45,13 +45,13 @@ func benchTelemetry(b testing.TB) *telemetry.Telemetry {
 func benchServer(b *testing.B, up *upstream, on bool) *mcp.Server {
 	var (
 		a         authz.Authorizer = testPolicy(b)
-		transport                  = authz.Transport(http.DefaultTransport, "items", up.URL, a, authz.TransportOptions{})
+		transport                  = authz.Transport(http.DefaultTransport, "items", up.URL, a, authz.Options{})
 		opts                       = server.Options{Authorizer: a}
 	)
 	if on {
 		tel := benchTelemetry(b)
 		a = tel.Authorizer(a, telemetry.SourcePolicy)
-		transport = tel.Transport(authz.Transport(http.DefaultTransport, "items", up.URL, a, authz.TransportOptions{}), "items")
+		transport = tel.Transport(authz.Transport(http.DefaultTransport, "items", up.URL, a, authz.Options{}), "items")
 		opts = server.Options{Authorizer: a, Observers: []mcp.Middleware{tel.Middleware()}}
 	}
 	s, err := server.New(opts, server.Install(testRegistry(), &deps{client: &http.Client{Transport: transport}, base: up.URL}))
@@ -138,7 +138,7 @@ func BenchmarkOverhead(b *testing.B) {
 		}
 	}
 	b.Run("off", func(b *testing.B) {
-		h := handler(policy, authz.Transport(okTransport{}, "items", "http://upstream", policy, authz.TransportOptions{}))
+		h := handler(policy, authz.Transport(okTransport{}, "items", "http://upstream", policy, authz.Options{}))
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := h(ctx, "tools/call", req); err != nil {
@@ -148,7 +148,7 @@ func BenchmarkOverhead(b *testing.B) {
 	})
 	b.Run("on", func(b *testing.B) {
 		a := tel.Authorizer(policy, telemetry.SourcePolicy)
-		h := tel.Middleware()(handler(a, tel.Transport(authz.Transport(okTransport{}, "items", "http://upstream", a, authz.TransportOptions{}), "items")))
+		h := tel.Middleware()(handler(a, tel.Transport(authz.Transport(okTransport{}, "items", "http://upstream", a, authz.Options{}), "items")))
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := h(ctx, "tools/call", req); err != nil {

@@ -16,7 +16,7 @@
 //		Observers:  []mcp.Middleware{tel.Middleware()},      // the server span, MCP metrics, audit
 //	}, server.Install(reg, deps))
 //	s.AddSendingMiddleware(tel.SendingMiddleware())              // elicitation questions
-//	client := &http.Client{Transport: tel.Transport(authz.Transport(base, "catalog", "http://catalog:8080", a, authz.TransportOptions{}), "catalog")}
+//	client := &http.Client{Transport: tel.Transport(authz.Transport(base, "catalog", "http://catalog:8080", a, authz.Options{}), "catalog")}
 //
 // Under fx, [Module] does the server's part from the application's
 // providers. A decision cache is observed by decorating both its faces

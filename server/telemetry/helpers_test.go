@@ -183,7 +183,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		a = e.tel.Authorizer(authz.Cached(a, time.Minute, 100), telemetry.SourceCache)
 	}
 	d := &deps{
-		client:  &http.Client{Transport: e.tel.Transport(authz.Transport(http.DefaultTransport, "items", e.upstream.URL, a, authz.TransportOptions{}), "items")},
+		client:  &http.Client{Transport: e.tel.Transport(authz.Transport(http.DefaultTransport, "items", e.upstream.URL, a, authz.Options{}), "items")},
 		base:    e.upstream.URL,
 		confirm: permission.New(permission.Options{}),
 	}

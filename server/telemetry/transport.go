@@ -34,7 +34,7 @@ import (
 // Put it outside authz.Transport, so that requests authz refuses are
 // observed too and the trace context travels with the forwarded request:
 //
-//	t.Transport(authz.Transport(base, "catalog", "http://catalog:8080", a, authz.TransportOptions{}), "catalog")
+//	t.Transport(authz.Transport(base, "catalog", "http://catalog:8080", a, authz.Options{}), "catalog")
 //
 // The span ends when the response's headers arrive. Transport panics if
 // base is nil.
