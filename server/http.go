@@ -551,12 +551,8 @@ func limitBody(h http.Handler, timeout time.Duration, maxBody int64) http.Handle
 	})
 }
 
-// setReadDeadline is http.ResponseController's SetReadDeadline, without
-// allocating the controller for net/http's own writer.
+// setReadDeadline sets w's connection's read deadline (t zero: none).
 func setReadDeadline(w http.ResponseWriter, t time.Time) error {
-	if d, ok := w.(interface{ SetReadDeadline(time.Time) error }); ok {
-		return d.SetReadDeadline(t)
-	}
 	return http.NewResponseController(w).SetReadDeadline(t)
 }
 

@@ -322,30 +322,31 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 		}
 		defer d.Done(req)
 	}
-	// One cancelable context ends the call at its deadline, at a hard
-	// shutdown, or when its stateless HTTP request ends.
-	var cc *callContext
-	if rc := boundRequest(ctx); d != nil || rc != nil || c.timeout > 0 {
-		cc = withCallDeadline(ctx, c.timeout)
-		defer cc.end()
+	// The call's context ends at its deadline (cause ErrCallTimeout), at
+	// a hard shutdown (ErrShuttingDown), or when its stateless HTTP
+	// request ends (see boundRequest): cancel is what the latter two end
+	// it with.
+	if rc := boundRequestFrom(ctx); d != nil || rc != nil {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
 		if d != nil && !rc.endsAtAbortOf(d) {
-			defer context.AfterFunc(d.Aborted(), func() { cc.cancel(ErrShuttingDown) })()
+			defer context.AfterFunc(d.Aborted(), func() { cancel(ErrShuttingDown) })()
 		}
 		if rc != nil {
-			rc.bind(cc)
-			defer rc.unbind(cc)
+			defer rc.unbind(rc.bind(cancel))
 		}
-		ctx = cc
+	}
+	if c.timeout > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, c.timeout, ErrCallTimeout)
+		defer stop()
 	}
 	if t := c.known[name]; t != nil {
-		// The call begins here, once; the call context carries it.
+		// The call begins here, once; its context carries it.
 		v, end := call.New(t, req)
 		defer end()
-		if cc != nil {
-			cc.call = v
-		} else {
-			ctx = context.WithValue(ctx, call.Key{}, v)
-		}
+		ctx = context.WithValue(ctx, call.Key{}, v)
 		if v.State() != nil && c.interval > 0 {
 			defer c.heartbeats(ctx, req, start)()
 		}
