@@ -306,10 +306,11 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions, d *drain) (_ http.Handler, 
 		})
 		mcpHandler = open
 		if d != nil {
+			t := &transport{drain: d}
 			mcpHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				// The drain reaches every call of this request through
 				// the session's context.
-				open.ServeHTTP(w, r.WithContext(withDrain(r.Context(), d)))
+				open.ServeHTTP(w, r.WithContext(withTransport(r.Context(), t)))
 			})
 		}
 	}

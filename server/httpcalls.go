@@ -30,8 +30,6 @@ var errRequestEnded = errors.New("server: the HTTP request of the call ended")
 // HTTP request.
 var errClientCancelled = errors.New("server: the client cancelled the call (notifications/cancelled)")
 
-type requestKey struct{}
-
 // bindCalls ties every call a stateless HTTP request carries to the
 // request: when the request ends, the call is cancelled, whatever the
 // protocol version. The SDK does so only for 2026-07-28 requests
@@ -55,7 +53,8 @@ type requestKey struct{}
 // theirs are delivered here: stop ends the subscription.
 //
 // d, if not nil, is the drain every call of a request reaches (see
-// [drain]): the request's context carries it.
+// [drain]): the request's context carries it, with the request (see
+// [transport]).
 func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Handler, stop func()) {
 	calls := callreg.New[callerID, *boundRequest]() // the stateless requests in flight
 	live := &liveRequests{m: map[*boundRequest]struct{}{}}
@@ -86,10 +85,7 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Hand
 			live.add(b)
 			defer live.remove(b)
 		}
-		ctx := context.WithValue(r.Context(), requestKey{}, b)
-		if d != nil {
-			ctx = withDrain(ctx, d)
-		}
+		ctx := withTransport(r.Context(), &transport{drain: d, request: b})
 		if r.Method != http.MethodPost {
 			h.ServeHTTP(w, r.WithContext(ctx))
 			return
@@ -214,13 +210,6 @@ func (l *liveRequests) abort() {
 	for b := range l.m {
 		b.end(ErrShuttingDown)
 	}
-}
-
-// boundRequestFrom returns the stateless HTTP request a call came in, or
-// nil.
-func boundRequestFrom(ctx context.Context) *boundRequest {
-	b, _ := ctx.Value(requestKey{}).(*boundRequest)
-	return b
 }
 
 // callerID is a verified caller as [Cancellations] know it: the SHA-256

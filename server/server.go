@@ -252,14 +252,14 @@ func (c *chain) serve(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		start := time.Now()
 		caller, _ := authz.CallerFromContext(ctx)
-		d := drainFrom(ctx)
+		t := transportFrom(ctx)
 		cr, isCall := req.(*mcp.CallToolRequest)
 		isCall = isCall && method == "tools/call" && cr.Params != nil
 		if !isCall {
 			cr = nil
 		}
 		defer c.recoverPanic(ctx, method, cr, caller, start, &res, &err)
-		if d != nil && !isCall {
+		if d := t.drain; d != nil && !isCall {
 			// Every request ends at a hard shutdown, not only calls: the
 			// SDK runs requests of a session on a context nothing else
 			// cancels, and closing a session waits for its handlers.
@@ -269,7 +269,7 @@ func (c *chain) serve(next mcp.MethodHandler) mcp.MethodHandler {
 			defer context.AfterFunc(d.Aborted(), func() { cancel(ErrShuttingDown) })()
 		}
 		if isCall {
-			return c.call(ctx, d, method, cr, caller, start, next)
+			return c.call(ctx, t, method, cr, caller, start, next)
 		}
 		res, err = next(ctx, method, req)
 		if method != "tools/call" && isInternal(err) {
@@ -312,9 +312,10 @@ func (c *chain) recoverPanic(ctx context.Context, method string, call *mcp.CallT
 }
 
 // call runs one tools/call, begun at start, under its deadline, begins
-// it and logs it.
-func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.CallToolRequest, caller authz.Caller, start time.Time, next mcp.MethodHandler) (res mcp.Result, err error) {
+// it and logs it. t is the transport it came through (see [transport]).
+func (c *chain) call(ctx context.Context, t transport, method string, req *mcp.CallToolRequest, caller authz.Caller, start time.Time, next mcp.MethodHandler) (res mcp.Result, err error) {
 	name := req.Params.Name
+	d, rc := t.drain, t.request
 	if d != nil {
 		if !d.Add(req) {
 			c.logCall(ctx, name, caller, outcome.Cancelled, time.Since(start), ErrShuttingDown)
@@ -326,7 +327,7 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 	// a hard shutdown (ErrShuttingDown), or when its stateless HTTP
 	// request ends (see boundRequest): cancel is what the latter two end
 	// it with.
-	if rc := boundRequestFrom(ctx); d != nil || rc != nil {
+	if d != nil || rc != nil {
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
@@ -342,9 +343,9 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 		ctx, stop = context.WithTimeoutCause(ctx, c.timeout, ErrCallTimeout)
 		defer stop()
 	}
-	if t := c.known[name]; t != nil {
+	if tc := c.known[name]; tc != nil {
 		// The call begins here, once; its context carries it.
-		v, end := call.New(t, req)
+		v, end := call.New(tc, req)
 		defer end()
 		ctx = context.WithValue(ctx, call.Key{}, v)
 		if v.State() != nil && c.interval > 0 {
