@@ -137,6 +137,7 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	mw = append(mw, plainSchemaErrors)
 	mw = append(mw, opts.Middleware...)
 	s.AddReceivingMiddleware(mw...)
+	rememberReporter(s, reporter{log: c.log, onError: opts.OnError})
 	return s, nil
 }
 

@@ -264,7 +264,7 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string, _ *http.Request)
 // Ready reports whether the verifier holds keys to verify tokens with:
 // nil if it does, else an error saying why not (the issuer's discovery
 // or key set cannot be fetched). It has the shape of
-// server.HTTPOptions.ReadyCheck, so that /readyz says so. If it holds no
+// server.HTTPServerOptions.ReadyCheck, so that /readyz says so. If it holds no
 // keys, it starts fetching them (at most once per MinRefreshInterval): a
 // readiness probe thus also retries an issuer that was down. It never
 // waits for the fetch.
