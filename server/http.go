@@ -152,7 +152,11 @@ type HTTPOptions struct {
 // server adds around it. A separate type rather than more fields of
 // [HTTPOptions]: a field that [HTTPHandler] would ignore is a setting
 // that silently does nothing, and the type says which constructor uses
-// what. Every zero field selects its default.
+// what. Endpoint is a named field rather than an embedded one, so that a
+// literal shows which settings are the endpoint's. Like [HTTPOptions], it
+// has no Logger or OnError: the server reports through the
+// [Options.Logger] and [Options.OnError] of the server it serves. Every
+// zero field selects its default.
 type HTTPServerOptions struct {
 	// Endpoint configures the MCP endpoint. Its Verifier is required.
 	Endpoint HTTPOptions
