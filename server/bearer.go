@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
@@ -26,24 +25,13 @@ const wellKnownResource = "/.well-known/oauth-protected-resource"
 
 // bearerToken returns the token of an Authorization header made of two
 // fields, "Bearer" (in any case) and the token, split as strings.Fields
-// splits (the SDK's middleware reads it so), without allocating.
+// splits (the SDK's middleware reads it so).
 func bearerToken(h string) (string, bool) {
-	scheme, rest := cutField(h)
-	token, rest := cutField(rest)
-	if token == "" || strings.TrimLeftFunc(rest, unicode.IsSpace) != "" || !strings.EqualFold(scheme, "bearer") {
+	f := strings.Fields(h)
+	if len(f) != 2 || !strings.EqualFold(f[0], "bearer") {
 		return "", false
 	}
-	return token, true
-}
-
-// cutField returns the first field of s, as strings.Fields would, and
-// what follows it.
-func cutField(s string) (field, rest string) {
-	s = strings.TrimLeftFunc(s, unicode.IsSpace)
-	if i := strings.IndexFunc(s, unicode.IsSpace); i >= 0 {
-		return s[:i], s[i:]
-	}
-	return s, ""
+	return f[1], true
 }
 
 // requireBearer identifies the caller of every request to next with
