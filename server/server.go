@@ -16,6 +16,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/internal/core/call"
 	"github.com/toolroute/toolroute/internal/core/truncate"
+	"github.com/toolroute/toolroute/internal/serve/listcache"
 	"github.com/toolroute/toolroute/internal/serve/outcome"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
@@ -123,7 +124,7 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	for _, in := range installs {
 		in.Install(s)
 	}
-	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: make(map[string]*call.Tool[tool.Call], len(tools)), lists: newListCache(tools)}
+	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: make(map[string]*call.Tool[tool.Call], len(tools)), lists: listcache.New(toolNames(tools))}
 	for _, t := range tools {
 		c.known[t.Tool] = &call.Tool[tool.Call]{Info: t}
 	}
@@ -139,6 +140,15 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	s.AddReceivingMiddleware(mw...)
 	rememberReporter(s, reporter{log: c.log, onError: opts.OnError})
 	return s, nil
+}
+
+// toolNames is the names of tools.
+func toolNames(tools []*tool.Call) []string {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Tool
+	}
+	return names
 }
 
 func collectNames(installs []Installer) []string {
@@ -185,7 +195,7 @@ type chain struct {
 	timeout  time.Duration
 	interval time.Duration                    // liveness reports; 0: none
 	known    map[string]*call.Tool[tool.Call] // by name: what every call of the tool shares
-	lists    *listCache                       // tools/list pages from definitions encoded once
+	lists    *listcache.Cache                 // tools/list pages from definitions encoded once
 }
 
 // tokenCaller is where [HTTPHandler]'s verifier leaves the caller, in
@@ -232,7 +242,7 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		res, err = served(ctx, method, req)
 		if method == "tools/list" && err == nil {
 			// Last, so that every layer sees an *mcp.ListToolsResult.
-			res = c.lists.wrap(res)
+			res = c.lists.Wrap(res)
 		}
 		return res, err
 	}
