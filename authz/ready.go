@@ -9,7 +9,7 @@ import (
 // ReadyChecker is an optional interface of an [Authorizer] that depends
 // on a service (an authorization API): Ready reports whether the
 // authorizer can decide now (nil), or why not. A server's readiness
-// probe asks it (see server.HTTPOptions.ReadyCheck), so that a replica
+// probe asks it (see server.HTTPServerOptions.ReadyCheck), so that a replica
 // whose authorizer is unreachable is taken out of rotation instead of
 // failing every request. Ready must be cheap, respect ctx, and not
 // depend on a caller.

@@ -168,8 +168,8 @@ func readSecret(flagName, path string) (string, error) {
 
 // httpOptions sets the verifier, readiness and protected resource
 // metadata of OAuth mode in opts.
-func (o *oauthAccess) httpOptions(opts *server.HTTPOptions) {
-	opts.Verifier = o.verify
+func (o *oauthAccess) httpOptions(opts *server.HTTPServerOptions) {
+	opts.Endpoint.Verifier = o.verify
 	opts.ReadyCheck = o.ready
 	opts.ResourceMetadata = &oauthex.ProtectedResourceMetadata{
 		Resource:               o.cfg.publicURL,

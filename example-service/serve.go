@@ -116,12 +116,16 @@ func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.W
 	} else {
 		// /readyz answers 503 while the RBAC proxy is unreachable (the
 		// log names it).
-		hopts := server.HTTPOptions{Verifier: acc.verifier, DrainDelay: cfg.drainDelay, ReadyCheck: acc.ready, Cancellations: sh.cancellations()}
+		hopts := server.HTTPServerOptions{
+			Endpoint:   server.HTTPOptions{Verifier: acc.verifier, Cancellations: sh.cancellations()},
+			DrainDelay: cfg.drainDelay,
+			ReadyCheck: acc.ready,
+		}
 		if acc.oauth != nil {
 			acc.oauth.httpOptions(&hopts)
 		}
 		if cfg.anonymous != "" {
-			hopts.Anonymous = &authz.Caller{Subject: "anonymous", Roles: []string{cfg.anonymous}}
+			hopts.Endpoint.Anonymous = &authz.Caller{Subject: "anonymous", Roles: []string{cfg.anonymous}}
 		}
 		options = append(options, server.HTTP(cfg.addr, hopts), fx.Populate(&hs))
 	}

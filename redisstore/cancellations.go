@@ -18,7 +18,8 @@ import (
 
 // MaxCancellationBytes bounds a message of [Cancellations] on the wire:
 // Publish refuses a larger one, and a larger one received is dropped
-// before it is parsed. A caller digest and an id of server.MaxCancelledIDBytes fit.
+// before it is parsed. A caller digest and an id of the most bytes
+// server.Cancellations carry (256) fit.
 const MaxCancellationBytes = 512
 
 // The subscription's bounds: how long it waits for a message before it

@@ -17,7 +17,7 @@
 //	})
 //	limit := ratelimit.Middleware(redisstore.NewLimiter(rdb, ratelimit.PerSecond(10), stores), ratelimit.Options{})
 //	cancels := redisstore.NewCancellations(rdb, stores) // Close it at shutdown
-//	httpOpts := server.HTTPOptions{Cancellations: cancels, ...}
+//	httpOpts := server.HTTPOptions{Cancellations: cancels, ...} // HTTPServerOptions.Endpoint
 //
 // It is a package of its own so that a service which does not import it
 // links no Redis client.

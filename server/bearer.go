@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
@@ -26,24 +25,13 @@ const wellKnownResource = "/.well-known/oauth-protected-resource"
 
 // bearerToken returns the token of an Authorization header made of two
 // fields, "Bearer" (in any case) and the token, split as strings.Fields
-// splits (the SDK's middleware reads it so), without allocating.
+// splits (the SDK's middleware reads it so).
 func bearerToken(h string) (string, bool) {
-	scheme, rest := cutField(h)
-	token, rest := cutField(rest)
-	if token == "" || strings.TrimLeftFunc(rest, unicode.IsSpace) != "" || !strings.EqualFold(scheme, "bearer") {
+	f := strings.Fields(h)
+	if len(f) != 2 || !strings.EqualFold(f[0], "bearer") {
 		return "", false
 	}
-	return token, true
-}
-
-// cutField returns the first field of s, as strings.Fields would, and
-// what follows it.
-func cutField(s string) (field, rest string) {
-	s = strings.TrimLeftFunc(s, unicode.IsSpace)
-	if i := strings.IndexFunc(s, unicode.IsSpace); i >= 0 {
-		return s[:i], s[i:]
-	}
-	return s, ""
+	return f[1], true
 }
 
 // requireBearer identifies the caller of every request to next with
@@ -63,9 +51,11 @@ func cutField(s string) (field, rest string) {
 // in the request's context (the streamable handler binds sessions with
 // it), from the verification done here: internal/sdkfix/bearerstatus
 // hands it over, because the SDK answers every verifier failure itself.
-func (o *HTTPOptions) requireBearer(next http.Handler) http.Handler {
-	verify := o.verifier()
-	metadataURL := o.resourceMetadataURL()
+//
+// Verifier failures are reported to rep.
+func (o *HTTPOptions) requireBearer(next http.Handler, rep reporter) http.Handler {
+	verify := o.verifier(rep)
+	metadataURL := o.ResourceMetadataURL
 	sdk := bearerstatus.New(next, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 	challenge := func(w http.ResponseWriter, params ...string) {
 		if metadataURL != "" {
@@ -104,12 +94,11 @@ func (o *HTTPOptions) requireBearer(next http.Handler) http.Handler {
 	})
 }
 
-// resourceMetadataURL is the URL announced in challenges:
-// [HTTPOptions.ResourceMetadataURL], or the RFC 9728 well-known URL of
-// [HTTPOptions.ResourceMetadata]'s resource, or "".
-func (o *HTTPOptions) resourceMetadataURL() string {
-	if o.ResourceMetadataURL != "" || o.ResourceMetadata == nil {
-		return o.ResourceMetadataURL
+// resourceMetadataURL is the RFC 9728 well-known URL of
+// [HTTPServerOptions.ResourceMetadata]'s resource, or "".
+func (o *HTTPServerOptions) resourceMetadataURL() string {
+	if o.ResourceMetadata == nil {
+		return ""
 	}
 	u, err := url.Parse(o.ResourceMetadata.Resource)
 	if err != nil {
@@ -122,23 +111,23 @@ func (o *HTTPOptions) resourceMetadataURL() string {
 
 // checkResourceMetadata refuses resource metadata whose resource is not
 // an absolute http(s) URL without a fragment (RFC 9728 §1.2).
-func (o *HTTPOptions) checkResourceMetadata() error {
+func (o *HTTPServerOptions) checkResourceMetadata() error {
 	md := o.ResourceMetadata
 	if md == nil {
 		return nil
 	}
 	u, err := url.Parse(md.Resource)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" {
-		return fmt.Errorf("server: HTTPOptions.ResourceMetadata.Resource %q must be an absolute http(s) URL without a fragment: the MCP endpoint's public URL", md.Resource)
+		return fmt.Errorf("server: HTTPServerOptions.ResourceMetadata.Resource %q must be an absolute http(s) URL without a fragment: the MCP endpoint's public URL", md.Resource)
 	}
 	return nil
 }
 
-// handleResourceMetadata serves [HTTPOptions.ResourceMetadata], if set, at
+// handleResourceMetadata serves [HTTPServerOptions.ResourceMetadata], if set, at
 // /.well-known/oauth-protected-resource, with the MCP endpoint's path
 // appended (RFC 9728 §3.1), and with the resource URL's path appended if
 // that differs (a proxy in front may mount the endpoint elsewhere).
-func (o *HTTPOptions) handleResourceMetadata(mux *http.ServeMux, endpoint string) {
+func (o *HTTPServerOptions) handleResourceMetadata(mux *http.ServeMux, endpoint string) {
 	md := o.ResourceMetadata
 	if md == nil {
 		return

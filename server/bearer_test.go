@@ -45,7 +45,7 @@ func TestHTTPBearerAnswers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{Verifier: tt.verifier, ResourceMetadata: tt.metadata, Logger: discardLogger})
+			hs := startHTTPServer(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: tt.verifier}, ResourceMetadata: tt.metadata})
 			resp := post(t, hs.URL(), tt.authorization, initializeBody)
 			body, _ := io.ReadAll(resp.Body)
 			if resp.StatusCode != tt.status || resp.Header.Get("WWW-Authenticate") != tt.challenge || !strings.Contains(string(body), tt.body) {
@@ -63,7 +63,7 @@ func TestHTTPBearerAnswers(t *testing.T) {
 // not an absolute URL is refused.
 func TestHTTPResourceMetadata(t *testing.T) {
 	md := &oauthex.ProtectedResourceMetadata{Resource: "https://tools.example.test/svc/mcp", AuthorizationServers: []string{"https://id.example.test"}}
-	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{Verifier: server.StaticTokens(nil), ResourceMetadata: md, Logger: discardLogger})
+	hs := startHTTPServer(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(nil)}, ResourceMetadata: md})
 	base := strings.TrimSuffix(hs.URL(), "/mcp")
 	for _, p := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource/svc/mcp"} {
 		resp, err := http.Get(base + p)
@@ -85,8 +85,8 @@ func TestHTTPResourceMetadata(t *testing.T) {
 		t.Errorf("GET another resource's metadata: %s, want 404", resp.Status)
 	}
 	for _, bad := range []string{"", "/mcp", "tools.example.test/mcp", "https://tools.example.test/mcp#x"} {
-		_, err := server.NewHTTPServer(newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{Verifier: server.StaticTokens(nil), ResourceMetadata: &oauthex.ProtectedResourceMetadata{Resource: bad}})
-		if err == nil || !strings.Contains(err.Error(), "server: HTTPOptions.ResourceMetadata.Resource") {
+		_, err := server.NewHTTPServer(newTestServer(t, server.Options{}, newDeps("a")), server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(nil)}, ResourceMetadata: &oauthex.ProtectedResourceMetadata{Resource: bad}})
+		if err == nil || !strings.Contains(err.Error(), "server: HTTPServerOptions.ResourceMetadata.Resource") {
 			t.Errorf("Resource %q: err = %v", bad, err)
 		}
 	}
@@ -98,7 +98,7 @@ func TestHTTPResourceMetadata(t *testing.T) {
 // the caller; with Anonymous too.
 func TestHTTPTwoAuthorizationHeaders(t *testing.T) {
 	for _, anonymous := range []*authz.Caller{nil, {Subject: "anon", Roles: []string{"viewer"}}} {
-		hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{Anonymous: anonymous, Logger: discardLogger})
+		hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{Anonymous: anonymous})
 		for _, order := range [][2]string{{"Bearer junk", "Bearer " + secretToken}, {"Bearer " + secretToken, "Bearer junk"}, {"Bearer " + secretToken, "Bearer " + secretToken}} {
 			h := mcptest.Header("", "2025-11-25")
 			h.Add("Authorization", order[0])

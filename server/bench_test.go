@@ -105,7 +105,7 @@ func toolrouteServer(b *testing.B) *mcp.Server {
 // toolrouteHandler serves toolrouteServer through an HTTPServer's handler.
 func toolrouteHandler(b *testing.B) http.Handler {
 	s := toolrouteServer(b)
-	hs, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(map[string]authz.Caller{"bench-token": {Subject: "bench"}})})
+	hs, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(map[string]authz.Caller{"bench-token": {Subject: "bench"}})}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -71,7 +71,6 @@ func TestDeclaredBodyReservesNoMemory(t *testing.T) {
 	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{
 		Verifier:    countingVerifier(server.StaticTokens(testTokens), &verified),
 		BodyTimeout: time.Minute, // the test ends the connections itself
-		Logger:      discardLogger,
 	})
 	heapBefore := heapBytes()
 
@@ -135,7 +134,7 @@ func TestBodyBudget(t *testing.T) {
 		maxBody = 1 << 20
 		clients = 20
 	)
-	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{MaxRequestBodyBytes: maxBody, Logger: discardLogger})
+	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{MaxRequestBodyBytes: maxBody})
 
 	// A body that the server reads in full but which never ends: it is
 	// held until the connection closes.

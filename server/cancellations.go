@@ -29,7 +29,8 @@ import (
 // caller's identity (its verified subject, or for a caller without one,
 // its token's digest), the same on every replica that verifies callers
 // alike. The id is the cancelled request's JSON-RPC id, as JSON: a string
-// or a number, of at most [MaxCancelledIDBytes] bytes.
+// or a number, of at most 256 bytes: a cancellation of a call with a
+// longer id reaches only this process's calls.
 //
 // Redis pub/sub implements it in
 // github.com/toolroute/toolroute/redisstore.
@@ -50,10 +51,10 @@ type Cancellations interface {
 	Subscribe(deliver func(caller string, id json.RawMessage)) (stop func())
 }
 
-// MaxCancelledIDBytes bounds the JSON of an id that [Cancellations]
-// carries: a cancellation of a call with a longer id reaches only this
-// process's calls.
-const MaxCancelledIDBytes = 256
+// maxCancelledIDBytes bounds the JSON of an id that [Cancellations]
+// carries (their doc states it): a cancellation of a call with a longer
+// id reaches only this process's calls.
+const maxCancelledIDBytes = 256
 
 // The bounds of publishing to [Cancellations]: each Publish's time, and
 // how many run at once (more are dropped: the cancellation reaches this
@@ -138,7 +139,7 @@ func (r *relay) publish(caller callerID, id string) {
 // cancels; ok is false for a malformed one.
 func received(caller string, id json.RawMessage) (k callKey, ok bool) {
 	var user callerID
-	if !callerDigest.MatchString(caller) || len(id) > MaxCancelledIDBytes {
+	if !callerDigest.MatchString(caller) || len(id) > maxCancelledIDBytes {
 		return callKey{}, false
 	}
 	if _, err := hex.Decode(user[:], []byte(caller)); err != nil {
@@ -152,8 +153,8 @@ func received(caller string, id json.RawMessage) (k callKey, ok bool) {
 }
 
 // idJSON is the JSON of an [rpcscan.IDKey]'s id, or false if it is
-// longer than MaxCancelledIDBytes.
+// longer than maxCancelledIDBytes.
 func idJSON(key string) (json.RawMessage, bool) {
 	raw, ok := rpcscan.KeyJSON(key)
-	return raw, ok && len(raw) <= MaxCancelledIDBytes
+	return raw, ok && len(raw) <= maxCancelledIDBytes
 }

@@ -26,7 +26,7 @@ func TestCancelledIDRoundTrip(t *testing.T) {
 			t.Errorf("%s: published %s, delivered as %+v %v, want %s %q", raw, pub, k, ok, caller, key)
 		}
 	}
-	long := `"` + strings.Repeat("x", MaxCancelledIDBytes) + `"`
+	long := `"` + strings.Repeat("x", maxCancelledIDBytes) + `"`
 	key, _ := rpcscan.IDKey(json.RawMessage(long))
 	if _, ok := idJSON(key); ok {
 		t.Errorf("an id of %d bytes is published", len(long))

@@ -216,9 +216,8 @@ func TestCancellationsDown(t *testing.T) {
 	b.fail = errors.New("bus down")
 	var logs syncbuf.Buffer
 	d := newDeps("a")
-	hs := startHTTP(t, newTestServer(t, server.Options{}, d), server.HTTPOptions{
+	hs := startHTTP(t, newTestServer(t, server.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, d), server.HTTPOptions{
 		Cancellations: b.member(),
-		Logger:        slog.New(slog.NewTextHandler(&logs, nil)),
 	})
 	for range 3 {
 		postCancel(t, hs.URL(), secretToken, `"elsewhere"`)

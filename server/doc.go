@@ -33,7 +33,7 @@
 //		fx.Provide(NewDeps),
 //		server.Tools(tools.Registry),
 //		server.ProvideService(NewCatalogService), // func(...) server.Service
-//		server.HTTP(*addr, server.HTTPOptions{Verifier: verifier}),
+//		server.HTTP(*addr, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: verifier}}),
 //	).Run()
 //
 // A tool whose service key no Service provides, duplicate tool names and
@@ -112,7 +112,9 @@
 // [HTTPOptions.MaxSessions], [HTTPOptions.SessionTimeout]). Stateful
 // sessions need a token: [HTTPOptions.Anonymous] works only statelessly.
 // [HTTPServer] adds /healthz (live) and /readyz (ready once warm and while
-// [HTTPOptions.ReadyCheck] passes, 503 while draining).
+// [HTTPServerOptions.ReadyCheck] passes, 503 while draining): its options
+// are [HTTPServerOptions], the endpoint's among them. Both report through
+// the [Options.Logger] and [Options.OnError] of the server they serve.
 //
 // # Shutdown
 //
@@ -134,10 +136,10 @@
 // # Options
 //
 // Options structs are plain values passed by value ([Options],
-// [HTTPOptions]), as everywhere in toolroute (authz.Options,
-// permission.Options, export.Options, the oauth and telemetry options):
-// the zero value is the defaults, and every zero field selects its
-// documented default. A bound (a duration, a size, a count) follows one
+// [HTTPOptions], [HTTPServerOptions]), as everywhere in toolroute
+// (authz.Options, permission.Options, export.Options, the oauth and
+// telemetry options): the zero value is the defaults, and every zero
+// field selects its documented default. A bound (a duration, a size, a count) follows one
 // rule everywhere: 0 selects the default, a negative value turns the
 // bound off.
 package server

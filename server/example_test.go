@@ -92,9 +92,9 @@ func ExampleModule() {
 		server.ProvideService(func() server.Service {
 			return server.Service{Key: "catalog", Warm: func(context.Context) error { return nil }}
 		}),
-		server.HTTP("127.0.0.1:0", server.HTTPOptions{
+		server.HTTP("127.0.0.1:0", server.HTTPServerOptions{Endpoint: server.HTTPOptions{
 			Verifier: server.StaticTokens(map[string]authz.Caller{"demo-token": {Subject: "demo", Roles: []string{"viewer"}}}),
-		}),
+		}}),
 	)
 	if err := app.Start(context.Background()); err != nil {
 		log.Fatal(err)

@@ -155,7 +155,7 @@ func firstName(in Installer) string {
 
 // stopContext bounds an fx stop context by the shutdown timeout, counted
 // after delay: a transport that keeps accepting for a while first
-// (HTTPOptions.DrainDelay) gives its calls their time from when it stops
+// (HTTPServerOptions.DrainDelay) gives its calls their time from when it stops
 // accepting.
 func (a *appServer) stopContext(ctx context.Context, delay time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, max(delay, 0)+a.opts.shutdownTimeout())
@@ -166,24 +166,18 @@ func (a *appServer) stopContext(ctx context.Context, delay time.Duration) (conte
 // with the endpoint at opts.Path (default /mcp), /healthz and /readyz.
 // The listener opens before the services warm: /readyz answers 503 until
 // every service is warm (opts.Ready, if set, must agree too). It provides
-// the *HTTPServer (read its Addr). opts.Logger and opts.OnError default to
-// the Options' ones.
+// the *HTTPServer (read its Addr). It reports through [Options.Logger]
+// and [Options.OnError], as the server does.
 //
 // On stop, /readyz answers 503; after opts.DrainDelay the listener
 // closes, and in-flight calls get [Options.ShutdownTimeout] from then to
 // finish before they are cancelled (all within fx's stop timeout).
-func HTTP(addr string, opts HTTPOptions) fx.Option {
+func HTTP(addr string, opts HTTPServerOptions) fx.Option {
 	return fx.Options(
 		fx.Provide(func(lc fx.Lifecycle, a *appServer) (*HTTPServer, error) {
 			// A copy: the option may build several applications (tests, an
-			// in-process restart), each with its own readiness and logger.
+			// in-process restart), each with its own readiness.
 			opts := opts
-			if opts.Logger == nil {
-				opts.Logger = a.opts.Logger
-			}
-			if opts.OnError == nil {
-				opts.OnError = a.opts.OnError
-			}
 			if ready := opts.Ready; ready != nil {
 				opts.Ready = func() bool { return a.ready.Load() && ready() }
 			} else {

@@ -8,7 +8,7 @@ import (
 
 // TestStopContextAfterDrainDelay: under fx, an HTTP server's in-flight
 // calls get ShutdownTimeout counted from when the listener closes, after
-// HTTPOptions.DrainDelay; the delay does not eat into it (a DrainDelay
+// HTTPServerOptions.DrainDelay; the delay does not eat into it (a DrainDelay
 // longer than ShutdownTimeout used to leave the calls no time at all).
 // The deadline is read, not waited for.
 func TestFxStopDeadlineCountsFromDrainDelay(t *testing.T) {

@@ -37,7 +37,7 @@ func TestFxHTTP(t *testing.T) {
 		server.Tools(testRegistry()),
 		server.Tools(otherRegistry("plus")),
 		thingsService(func(context.Context) error { close(warming); <-warmed; return nil }),
-		server.HTTP("127.0.0.1:0", server.HTTPOptions{Verifier: server.StaticTokens(testTokens)}),
+		server.HTTP("127.0.0.1:0", server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(testTokens)}}),
 		fx.Populate(&hs),
 	)
 	// Before start: built, not listening, not ready.
@@ -139,7 +139,7 @@ func TestFxStartFailures(t *testing.T) {
 		},
 		{
 			name: "no verifier",
-			opts: []fx.Option{base, server.Tools(otherRegistry("x")), server.HTTP("127.0.0.1:0", server.HTTPOptions{})},
+			opts: []fx.Option{base, server.Tools(otherRegistry("x")), server.HTTP("127.0.0.1:0", server.HTTPServerOptions{Endpoint: server.HTTPOptions{}})},
 			want: []string{"Verifier is nil"},
 		},
 	}
@@ -169,7 +169,7 @@ func TestFxGracefulShutdown(t *testing.T) {
 		fx.Supply(server.Options{Authorizer: authz.AllowAll()}, d),
 		server.Tools(testRegistry()),
 		thingsService(nil),
-		server.HTTP("127.0.0.1:0", server.HTTPOptions{Verifier: server.StaticTokens(testTokens)}),
+		server.HTTP("127.0.0.1:0", server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(testTokens)}}),
 		fx.Populate(&hs),
 	)
 	app.RequireStart()
@@ -185,7 +185,7 @@ func TestFxShutdownTimeout(t *testing.T) {
 		fx.Supply(server.Options{Authorizer: authz.AllowAll(), ShutdownTimeout: 1}, d),
 		server.Tools(testRegistry()),
 		thingsService(nil),
-		server.HTTP("127.0.0.1:0", server.HTTPOptions{Verifier: server.StaticTokens(testTokens)}),
+		server.HTTP("127.0.0.1:0", server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(testTokens)}}),
 		fx.Populate(&hs),
 	)
 	app.RequireStart()
@@ -268,7 +268,7 @@ func TestFxStdioStopWaitsForCalls(t *testing.T) {
 // (tests in a loop, an in-process restart); each app's /readyz follows
 // its own warm-up only. The option must not keep what one app set in it.
 func TestFxHTTPOptionReused(t *testing.T) {
-	httpOpt := server.HTTP("127.0.0.1:0", server.HTTPOptions{Verifier: server.StaticTokens(testTokens)})
+	httpOpt := server.HTTP("127.0.0.1:0", server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(testTokens)}})
 	build := func(hs **server.HTTPServer) *fxtest.App {
 		return fxtest.New(t, fx.NopLogger, server.Module,
 			fx.Supply(server.Options{Authorizer: authz.AllowAll()}, newDeps("fx")),

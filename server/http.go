@@ -70,9 +70,16 @@ func StaticTokens(tokens map[string]authz.Caller) TokenVerifier {
 	}
 }
 
-// HTTPOptions configures the streamable HTTP endpoint ([HTTPHandler]) and
-// the HTTP server around it ([NewHTTPServer], [HTTP]). Every zero field
+// HTTPOptions configures the streamable HTTP endpoint ([HTTPHandler]):
+// everything that decides how one request to it is served. What only a
+// whole server does (its endpoint's path, health endpoints, readiness,
+// draining, serving resource metadata) is in [HTTPServerOptions], so
+// that each constructor takes only the options it uses. Every zero field
 // selects its default, except Verifier, which is required.
+//
+// The endpoint reports (a failing verifier, say) through the
+// [Options.Logger] and [Options.OnError] of the server it serves, if [New]
+// built it (else to [slog.Default]): a service sets them once.
 type HTTPOptions struct {
 	// Verifier identifies the caller of every request from its bearer
 	// token. Required: without a verifier no caller can be identified, and
@@ -86,14 +93,10 @@ type HTTPOptions struct {
 	// to its opener, and every caller could use it (HTTPHandler fails).
 	Anonymous *authz.Caller
 	// ResourceMetadataURL, if set, is announced in the WWW-Authenticate
-	// header of 401 answers (OAuth protected resource metadata). ""
-	// selects the well-known URL of ResourceMetadata, if set.
+	// header of 401 answers (OAuth protected resource metadata). Under
+	// [HTTPServer], "" selects the well-known URL of
+	// [HTTPServerOptions.ResourceMetadata], if set.
 	ResourceMetadataURL string
-	// ResourceMetadata, if set, is served (RFC 9728) at
-	// /.well-known/oauth-protected-resource and at that path followed by
-	// the endpoint's path, by [HTTPServer]. Its Resource must be the MCP
-	// endpoint's public URL.
-	ResourceMetadata *oauthex.ProtectedResourceMetadata
 
 	// Stateful selects stateful sessions (Mcp-Session-Id) instead of the
 	// default stateless mode. Stateless serves MCP 2026-07-28 and older
@@ -136,11 +139,39 @@ type HTTPOptions struct {
 	// value turns the deadline off.
 	BodyTimeout time.Duration
 
-	// Path is where the MCP endpoint is mounted by [HTTPServer]. "" selects
-	// "/mcp". It must be a clean path starting with "/", without spaces or
+	// Cancellations, if set, carries a 2025 client's
+	// notifications/cancelled to the other replicas when the call it
+	// names is not in flight in this process, and theirs here (see
+	// [Cancellations]). nil cancels calls in this process only. Ignored
+	// when Stateful: a session's cancellation reaches its own replica.
+	Cancellations Cancellations
+}
+
+// HTTPServerOptions configures an [HTTPServer] ([NewHTTPServer], [HTTP]):
+// its MCP endpoint (Endpoint, as [HTTPHandler] takes it) and what the
+// server adds around it. A separate type rather than more fields of
+// [HTTPOptions]: a field that [HTTPHandler] would ignore is a setting
+// that silently does nothing, and the type says which constructor uses
+// what. Endpoint is a named field rather than an embedded one, so that a
+// literal shows which settings are the endpoint's. Like [HTTPOptions], it
+// has no Logger or OnError: the server reports through the
+// [Options.Logger] and [Options.OnError] of the server it serves. Every
+// zero field selects its default.
+type HTTPServerOptions struct {
+	// Endpoint configures the MCP endpoint. Its Verifier is required.
+	Endpoint HTTPOptions
+
+	// Path is where the MCP endpoint is mounted. "" selects "/mcp". It
+	// must be a clean path starting with "/", without spaces or
 	// wildcards ("{", "}"), other than /healthz and /readyz: NewHTTPServer
 	// fails otherwise.
 	Path string
+	// ResourceMetadata, if set, is served (RFC 9728) at
+	// /.well-known/oauth-protected-resource and at that path followed by
+	// the endpoint's path, and its well-known URL is announced in 401
+	// answers unless Endpoint.ResourceMetadataURL is set. Its Resource
+	// must be the MCP endpoint's public URL.
+	ResourceMetadata *oauthex.ProtectedResourceMetadata
 	// Ready reports whether the server is ready for traffic (/readyz).
 	// nil means always ready. Under fx it reports whether every service
 	// is warm.
@@ -159,20 +190,6 @@ type HTTPOptions struct {
 	// answering 503, before it stops accepting connections, so that load
 	// balancers notice first. 0 (the default) stops accepting at once.
 	DrainDelay time.Duration
-
-	// Cancellations, if set, carries a 2025 client's
-	// notifications/cancelled to the other replicas when the call it
-	// names is not in flight in this process, and theirs here (see
-	// [Cancellations]). nil cancels calls in this process only. Ignored
-	// when Stateful: a session's cancellation reaches its own replica.
-	Cancellations Cancellations
-
-	// Logger receives the HTTP layer's reports, through a
-	// [RedactingHandler]. nil selects [slog.Default].
-	Logger *slog.Logger
-	// OnError, if set, receives internal errors of the HTTP layer (a
-	// failing listener, a failing verifier).
-	OnError func(error)
 }
 
 // abortGrace is how long a hard shutdown waits, once it has cancelled the
@@ -190,13 +207,13 @@ const (
 // endpointPath returns the MCP endpoint's path, or an error naming the option if
 // it is not a plain, clean path (http.ServeMux would panic on it, or
 // never match it).
-func (o *HTTPOptions) endpointPath() (string, error) {
+func (o *HTTPServerOptions) endpointPath() (string, error) {
 	p := o.Path
 	if p == "" {
 		return defaultPath, nil
 	}
 	bad := func(why string) (string, error) {
-		return "", fmt.Errorf("server: HTTPOptions.Path %q %s", p, why)
+		return "", fmt.Errorf("server: HTTPServerOptions.Path %q %s", p, why)
 	}
 	switch {
 	case !strings.HasPrefix(p, "/"):
@@ -222,20 +239,6 @@ func cleanPath(p string) string {
 	return c
 }
 
-func (o *HTTPOptions) logger() *slog.Logger {
-	if o.Logger != nil {
-		return redacting(o.Logger)
-	}
-	return redacting(slog.Default())
-}
-
-func (o *HTTPOptions) reportError(msg string, err error) {
-	o.logger().Error(msg, slog.Any("error", err))
-	if o.OnError != nil {
-		o.OnError(err)
-	}
-}
-
 // HTTPHandler returns the streamable HTTP endpoint serving s: it
 // identifies the caller of every request with opts.Verifier (HTTP 401
 // for a missing or unknown token), and serves MCP statelessly (unless
@@ -247,9 +250,10 @@ func (o *HTTPOptions) reportError(msg string, err error) {
 //
 // The caller reaches the server's middleware through the request's
 // auth.TokenInfo; s should be built by [New], whose chain puts it in
-// every handler's context.
+// every handler's context, and whose [Options.Logger] and
+// [Options.OnError] the handler reports through.
 func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
-	h, _, _, err := newHTTPHandler(s, opts, nil)
+	h, _, _, err := newHTTPHandler(s, opts, reporterOf(s), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -258,17 +262,15 @@ func HTTPHandler(s *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 
 // newHTTPHandler is [HTTPHandler], with what a stateful handler holds
 // open (nil when stateless), and what ends its subscription to
-// [HTTPOptions.Cancellations]. d, if not nil, reaches every call (see
-// [drain]): through its request's context, or its session's.
-func newHTTPHandler(s *mcp.Server, opts HTTPOptions, d *drain) (_ http.Handler, _ *sessionclose.Handler, unsubscribe func(), _ error) {
+// [HTTPOptions.Cancellations]. It reports through rep. d, if not nil,
+// reaches every call (see [drain]): through its request's context, or
+// its session's.
+func newHTTPHandler(s *mcp.Server, opts HTTPOptions, rep reporter, d *drain) (_ http.Handler, _ *sessionclose.Handler, unsubscribe func(), _ error) {
 	if s == nil {
 		return nil, nil, nil, errors.New("server: HTTPHandler of a nil *mcp.Server")
 	}
 	if opts.Verifier == nil {
 		return nil, nil, nil, errors.New("server: HTTPOptions.Verifier is nil: set a TokenVerifier (server.StaticTokens for demos) to identify callers")
-	}
-	if err := opts.checkResourceMetadata(); err != nil {
-		return nil, nil, nil, err
 	}
 	if opts.Stateful && opts.Anonymous != nil {
 		return nil, nil, nil, errors.New("server: HTTPOptions.Anonymous with Stateful: a session opened without a token cannot be bound to its opener, so any caller could use it; serve anonymous callers statelessly")
@@ -293,7 +295,7 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions, d *drain) (_ http.Handler, 
 	if !opts.Stateful {
 		var rel *relay
 		if opts.Cancellations != nil {
-			rel = newRelay(opts.Cancellations, opts.logger())
+			rel = newRelay(opts.Cancellations, rep.log)
 		}
 		mcpHandler, unsubscribe = bindCalls(streamable, maxBody, rel, d)
 	} else {
@@ -306,14 +308,15 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions, d *drain) (_ http.Handler, 
 		})
 		mcpHandler = open
 		if d != nil {
+			t := &transport{drain: d}
 			mcpHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				// The drain reaches every call of this request through
 				// the session's context.
-				open.ServeHTTP(w, r.WithContext(withDrain(r.Context(), d)))
+				open.ServeHTTP(w, r.WithContext(withTransport(r.Context(), t)))
 			})
 		}
 	}
-	bearer := opts.requireBearer(mcpHandler)
+	bearer := opts.requireBearer(mcpHandler, rep)
 	if opts.Anonymous == nil {
 		return bearer, open, unsubscribe, nil
 	}
@@ -337,7 +340,8 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions, d *drain) (_ http.Handler, 
 // one (a token mapped to roles only), "tok:" and the hex SHA-256 of the
 // token, never empty. Logs show the caller's subject, not the UserID.
 // Stateless, there is no session to bind: the UserID stays empty.
-func (o *HTTPOptions) verifier() auth.TokenVerifier {
+// Failures are reported to rep.
+func (o *HTTPOptions) verifier(rep reporter) auth.TokenVerifier {
 	v, stateful := o.Verifier, o.Stateful
 	return func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 		c, err := v(ctx, token, r)
@@ -350,7 +354,7 @@ func (o *HTTPOptions) verifier() auth.TokenVerifier {
 			if isOutage && outage.Err != nil {
 				err = fmt.Errorf("%v: %v", err, outage.Err)
 			}
-			o.reportError("toolroute: token verification failed", errors.New(strings.ReplaceAll(err.Error(), token, "[redacted]")))
+			rep.error("toolroute: token verification failed", errors.New(strings.ReplaceAll(err.Error(), token, "[redacted]")))
 			if isOutage {
 				return nil, errUnavailable
 			}
@@ -379,17 +383,18 @@ func sessionUser(subject, token string) string {
 
 // HTTPServer serves an MCP server over streamable HTTP, with /healthz
 // (live: 200 while the process serves) and /readyz (200 when
-// [HTTPOptions.Ready] and [HTTPOptions.ReadyCheck] say so and the server
+// [HTTPServerOptions.Ready] and [HTTPServerOptions.ReadyCheck] say so and the server
 // is not draining, else 503)
 // beside the MCP endpoint. It must be created with [NewHTTPServer].
 type HTTPServer struct {
-	opts     HTTPOptions
+	opts     HTTPServerOptions
+	rep      reporter // s's (see [reporterOf])
 	handler  http.Handler
 	drain    *drain
 	requests *inflight.Tracker[*http.Request] // at the MCP endpoint, but standalone streams
 	draining atomic.Bool
 	sessions *sessionclose.Handler // stateful: what to end at Shutdown; else nil
-	check    *readyCheck           // HTTPOptions.ReadyCheck, or nil
+	check    *readyCheck           // HTTPServerOptions.ReadyCheck, or nil
 	// unsubscribe ends the subscription to HTTPOptions.Cancellations, if
 	// any (else it does nothing).
 	unsubscribe func()
@@ -402,20 +407,30 @@ type HTTPServer struct {
 }
 
 // NewHTTPServer returns an HTTP server for s. It fails as [HTTPHandler]
-// does, and if [HTTPOptions.Path] is not a plain path.
-func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
+// does with opts.Endpoint, if [HTTPServerOptions.Path] is not a plain
+// path, and if the resource of [HTTPServerOptions.ResourceMetadata] is
+// not an absolute http(s) URL. Like [HTTPHandler], it reports through
+// the [Options.Logger] and [Options.OnError] of s, if [New] built it.
+func NewHTTPServer(s *mcp.Server, opts HTTPServerOptions) (*HTTPServer, error) {
 	endpoint, err := opts.endpointPath()
 	if err != nil {
 		return nil, err
 	}
+	if err := opts.checkResourceMetadata(); err != nil {
+		return nil, err
+	}
+	if opts.Endpoint.ResourceMetadataURL == "" {
+		opts.Endpoint.ResourceMetadataURL = opts.resourceMetadataURL()
+	}
 	d := newDrain()
-	h, open, unsubscribe, err := newHTTPHandler(s, opts, d)
+	rep := reporterOf(s)
+	h, open, unsubscribe, err := newHTTPHandler(s, opts.Endpoint, rep, d)
 	if err != nil {
 		return nil, err
 	}
-	hs := &HTTPServer{opts: opts, drain: d, requests: inflight.New[*http.Request](), sessions: open, unsubscribe: unsubscribe}
+	hs := &HTTPServer{opts: opts, rep: rep, drain: d, requests: inflight.New[*http.Request](), sessions: open, unsubscribe: unsubscribe}
 	if opts.ReadyCheck != nil {
-		hs.check = &readyCheck{check: opts.ReadyCheck, log: opts.logger()}
+		hs.check = &readyCheck{check: opts.ReadyCheck, log: rep.log}
 	}
 	mux := http.NewServeMux()
 	mux.Handle(endpoint, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -451,14 +466,14 @@ func NewHTTPServer(s *mcp.Server, opts HTTPOptions) (*HTTPServer, error) {
 			fmt.Fprintln(w, "ready")
 		}
 	})
-	hs.handler = limitBody(mux, opts.bodyTimeout(), opts.maxBody())
+	hs.handler = limitBody(mux, opts.Endpoint.bodyTimeout(), opts.Endpoint.maxBody())
 	return hs, nil
 }
 
 // notReadyText is /readyz's answer while a ReadyCheck fails.
 const notReadyText = "not ready: a dependency is unavailable (the server's log names it)"
 
-// The bounds of [HTTPOptions.ReadyCheck].
+// The bounds of [HTTPServerOptions.ReadyCheck].
 const (
 	readyCheckEvery   = time.Second
 	readyCheckTimeout = 5 * time.Second
@@ -551,12 +566,8 @@ func limitBody(h http.Handler, timeout time.Duration, maxBody int64) http.Handle
 	})
 }
 
-// setReadDeadline is http.ResponseController's SetReadDeadline, without
-// allocating the controller for net/http's own writer.
+// setReadDeadline sets w's connection's read deadline (t zero: none).
 func setReadDeadline(w http.ResponseWriter, t time.Time) error {
-	if d, ok := w.(interface{ SetReadDeadline(time.Time) error }); ok {
-		return d.SetReadDeadline(t)
-	}
 	return http.NewResponseController(w).SetReadDeadline(t)
 }
 
@@ -685,7 +696,7 @@ func (h *HTTPServer) Start(addr string) error {
 	go func() {
 		defer close(served)
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			h.opts.reportError("toolroute: HTTP server failed", err)
+			h.rep.error("toolroute: HTTP server failed", err)
 		}
 	}()
 	return nil
@@ -713,7 +724,7 @@ func (h *HTTPServer) URL() string {
 }
 
 // Shutdown stops the server gracefully: /readyz answers 503 at once;
-// after [HTTPOptions.DrainDelay] the server stops accepting connections
+// after [HTTPServerOptions.DrainDelay] the server stops accepting connections
 // and new calls, and waits for in-flight requests to finish. When ctx is
 // done first, the requests still running are cancelled (their context's
 // cause is [ErrShuttingDown]): tool calls, and any other, such as a

@@ -39,8 +39,15 @@ var testTokens = map[string]authz.Caller{
 // ends.
 func startHTTP(t *testing.T, s *mcp.Server, opts server.HTTPOptions) *server.HTTPServer {
 	t.Helper()
-	if opts.Verifier == nil {
-		opts.Verifier = server.StaticTokens(testTokens)
+	return startHTTPServer(t, s, server.HTTPServerOptions{Endpoint: opts})
+}
+
+// startHTTPServer is startHTTP, for options of the server around the
+// endpoint.
+func startHTTPServer(t *testing.T, s *mcp.Server, opts server.HTTPServerOptions) *server.HTTPServer {
+	t.Helper()
+	if opts.Endpoint.Verifier == nil {
+		opts.Endpoint.Verifier = server.StaticTokens(testTokens)
 	}
 	hs, err := server.NewHTTPServer(s, opts)
 	if err != nil {
@@ -77,7 +84,6 @@ const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 func TestHTTPUnauthenticated(t *testing.T) {
 	sink, logger := newLogSink()
 	hs := startHTTP(t, newTestServer(t, server.Options{Logger: logger}, newDeps("a")), server.HTTPOptions{
-		Logger:              logger,
 		ResourceMetadataURL: "https://example.com/.well-known/oauth-protected-resource",
 	})
 	tests := []struct {
@@ -118,7 +124,7 @@ func TestHTTPCallerReachesHandler(t *testing.T) {
 		t.Run("version="+version, func(t *testing.T) {
 			sink, logger := newLogSink()
 			s := newTestServer(t, server.Options{Logger: logger, Caller: &authz.Caller{Subject: "never-used-over-http"}}, newDeps("a"))
-			hs := startHTTP(t, s, server.HTTPOptions{Logger: logger})
+			hs := startHTTP(t, s, server.HTTPOptions{})
 			opts := servertest.Options{ProtocolVersion: version}
 
 			admin := servertest.ConnectHTTP(t, hs.URL(), secretToken, opts)
@@ -180,9 +186,8 @@ func TestHTTPAnonymous(t *testing.T) {
 func TestHTTPVerifierFailure(t *testing.T) {
 	sink, logger := newLogSink()
 	var reported []error
-	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{
-		Logger:  logger,
-		OnError: func(err error) { reported = append(reported, err) },
+	s := newTestServer(t, server.Options{Logger: logger, OnError: func(err error) { reported = append(reported, err) }}, newDeps("a"))
+	hs := startHTTP(t, s, server.HTTPOptions{
 		Verifier: func(_ context.Context, token string, _ *http.Request) (authz.Caller, error) {
 			return authz.Caller{}, fmt.Errorf("identity provider down while checking %s", token)
 		},
@@ -231,7 +236,7 @@ func TestHTTPBodyLimit(t *testing.T) {
 
 func TestHTTPHealth(t *testing.T) {
 	var ready atomic.Bool
-	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{Ready: ready.Load})
+	hs := startHTTPServer(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPServerOptions{Ready: ready.Load})
 	get := func(path string) int {
 		resp, err := http.Get("http://" + hs.Addr() + path)
 		if err != nil {
@@ -294,7 +299,7 @@ func TestHTTPReplicas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hs, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(testTokens)})
+		hs, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(testTokens)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -519,7 +524,7 @@ func (h *hangingLists) AllowMany(ctx context.Context, _ authz.Caller, rs []tool.
 func shutdownExpired(t *testing.T, a *hangingLists) error {
 	t.Helper()
 	s := newTestServer(t, server.Options{Authorizer: a}, newDeps("a"))
-	hs, err := server.NewHTTPServer(s, server.HTTPOptions{Stateful: true, Verifier: server.StaticTokens(testTokens)})
+	hs, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Stateful: true, Verifier: server.StaticTokens(testTokens)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,7 +604,7 @@ func TestHTTPShutdownDespiteStuckHandler(t *testing.T) {
 // refuse every call, with nothing left to stop it.
 func TestHTTPStartAfterShutdown(t *testing.T) {
 	s := newTestServer(t, server.Options{}, newDeps("a"))
-	hs, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(testTokens)})
+	hs, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(testTokens)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -618,7 +623,7 @@ func TestHTTPStartAfterShutdown(t *testing.T) {
 // TestHTTPStartTwice: a second Start fails and leaves the first serving.
 func TestHTTPStartTwice(t *testing.T) {
 	s := newTestServer(t, server.Options{}, newDeps("a"))
-	hs, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(testTokens)})
+	hs, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(testTokens)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -644,7 +649,7 @@ func TestHTTPStartTwice(t *testing.T) {
 // would close it.
 func TestHTTPNoSessionAfterShutdown(t *testing.T) {
 	s := newTestServer(t, server.Options{}, newDeps("a"))
-	hs, err := server.NewHTTPServer(s, server.HTTPOptions{Stateful: true, Verifier: server.StaticTokens(testTokens)})
+	hs, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Stateful: true, Verifier: server.StaticTokens(testTokens)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -664,7 +669,7 @@ func TestHTTPNoSessionAfterShutdown(t *testing.T) {
 }
 
 // TestHTTPBadPath: NewHTTPServer (and so server.HTTP under fx) fails with
-// an error naming HTTPOptions.Path for a path http.ServeMux would panic on
+// an error naming HTTPServerOptions.Path for a path http.ServeMux would panic on
 // (or never match), instead of panicking.
 func TestHTTPBadPath(t *testing.T) {
 	s := newTestServer(t, server.Options{}, newDeps("a"))
@@ -675,14 +680,14 @@ func TestHTTPBadPath(t *testing.T) {
 					t.Errorf("NewHTTPServer panicked: %v", r)
 				}
 			}()
-			_, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(testTokens), Path: p})
-			if err == nil || !strings.Contains(err.Error(), "HTTPOptions.Path") {
-				t.Errorf("err = %v, want an error naming HTTPOptions.Path", err)
+			_, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(testTokens)}, Path: p})
+			if err == nil || !strings.Contains(err.Error(), "HTTPServerOptions.Path") {
+				t.Errorf("err = %v, want an error naming HTTPServerOptions.Path", err)
 			}
 		})
 	}
 	for _, p := range []string{"/", "/mcp/", "/api/v1/mcp"} {
-		if _, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(testTokens), Path: p}); err != nil {
+		if _, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(testTokens)}, Path: p}); err != nil {
 			t.Errorf("Path %q: %v", p, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"sync"
@@ -28,8 +29,6 @@ var errRequestEnded = errors.New("server: the HTTP request of the call ended")
 // client cancelled it (notifications/cancelled) in another stateless
 // HTTP request.
 var errClientCancelled = errors.New("server: the client cancelled the call (notifications/cancelled)")
-
-type requestKey struct{}
 
 // bindCalls ties every call a stateless HTTP request carries to the
 // request: when the request ends, the call is cancelled, whatever the
@@ -54,10 +53,11 @@ type requestKey struct{}
 // theirs are delivered here: stop ends the subscription.
 //
 // d, if not nil, is the drain every call of a request reaches (see
-// [drain]): the request's context carries it.
+// [drain]): the request's context carries it, with the request (see
+// [transport]).
 func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Handler, stop func()) {
-	calls := callreg.New[callerID, *boundRequestCtx]() // the stateless requests in flight
-	live := &liveRequests{m: map[*boundRequestCtx]struct{}{}}
+	calls := callreg.New[callerID, *boundRequest]() // the stateless requests in flight
+	live := &liveRequests{m: map[*boundRequest]struct{}{}}
 	stop = func() {}
 	if d != nil {
 		// One watch of the drain for every request, not one per call.
@@ -79,14 +79,15 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Hand
 		// (StreamableHTTPOptions.PropagateRequestCancellation, for a
 		// request with this header whose body it parses): no need to
 		// watch it (TestStatelessCallEndsWithItsRequest fails if the SDK stops).
-		b := &boundRequestCtx{Context: r.Context(), drain: d, sdkEnds: statelesscancel.SDKEndsCalls(r)}
+		b := &boundRequest{ctx: r.Context(), drain: d, sdkEnds: statelesscancel.SDKEndsCalls(r)}
 		defer b.end(errRequestEnded)
 		if d != nil {
 			live.add(b)
 			defer live.remove(b)
 		}
+		ctx := withTransport(r.Context(), &transport{drain: d, request: b})
 		if r.Method != http.MethodPost {
-			h.ServeHTTP(w, r.WithContext(b))
+			h.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
 		// Read ahead for every POST, so that a body refused for the
@@ -96,10 +97,8 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Hand
 			bodyError(w, err)
 			return
 		}
-		defer body.release()
 		if user, ok := callerKey(r); ok {
-			var one [1]string // the ids of a single message
-			ids, cancelled := rpcscan.Scan(body.buf.Bytes(), one[:0])
+			ids, cancelled := rpcscan.Scan(body, nil)
 			for _, id := range cancelled {
 				if !calls.Each(callKey{User: user, ID: id}, endCancelled) && rel != nil {
 					rel.publish(user, id)
@@ -110,83 +109,67 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Hand
 				defer calls.Remove(user, ids, b)
 			}
 		}
-		h.ServeHTTP(w, r.WithContext(b))
+		h.ServeHTTP(w, r.WithContext(ctx))
 	}), stop
 }
 
-// boundRequestCtx is the context of a stateless HTTP request, and what
-// ends the calls it carries (see [bindCalls]): the calls bind their
-// contexts to it. One allocation carries the request's values for its
-// calls, and ends them.
-type boundRequestCtx struct {
-	context.Context        // the request's
-	drain           *drain // nil: none
+// boundRequest is a stateless HTTP request, and what ends the calls it
+// carries (see [bindCalls]): each call binds its context's cancel to it.
+type boundRequest struct {
+	ctx     context.Context // the request's
+	drain   *drain          // nil: none
+	sdkEnds bool            // the SDK ends the calls when the request ends: no watch
 
-	mu      sync.Mutex
-	cause   error          // why the request ended; nil while it runs
-	stop    func() bool    // stops the watch on the request's context; nil: none
-	sdkEnds bool           // the SDK ends the calls when the request ends: no watch
-	call    *callContext   // bound, nearly always the only one
-	more    []*callContext // bound besides (a batch)
-}
-
-// Value answers the context's own keys, sparing a request two contexts.
-func (b *boundRequestCtx) Value(key any) any {
-	switch key.(type) {
-	case requestKey:
-		return b
-	case drainKey:
-		if b.drain != nil {
-			return b.drain
-		}
-	}
-	return b.Context.Value(key)
+	mu    sync.Mutex
+	cause error       // why the request ended; nil while it runs
+	stop  func() bool // stops the watch on the request's context; nil: none
+	calls []boundCall // bound, in flight
+	next  uint64      // the id of the last call bound
 }
 
 // endsAtAbortOf reports whether b (which may be nil) ends its calls at
 // d's abort (a hard shutdown), with cause ErrShuttingDown.
-func (b *boundRequestCtx) endsAtAbortOf(d *drain) bool { return b != nil && b.drain == d }
+func (b *boundRequest) endsAtAbortOf(d *drain) bool { return b != nil && b.drain == d }
 
-// bind has cc cancelled when the request ends (with the cause it ends
-// with), at once if it has ended, and at its drain's abort.
-func (b *boundRequestCtx) bind(cc *callContext) {
+// bind has cancel called when the request ends (with the cause it ends
+// with), at once if it has ended, and at its drain's abort. It returns
+// the id to unbind it with.
+func (b *boundRequest) bind(cancel context.CancelCauseFunc) uint64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.cause == nil && b.drain != nil && b.drain.Aborted().Err() != nil {
 		b.cause = ErrShuttingDown // aborted before its watch ended b
 	}
+	b.next++
 	if b.cause != nil {
-		cc.cancel(b.cause)
-		return
+		cancel(b.cause)
+		return b.next
 	}
 	if b.stop == nil && !b.sdkEnds {
-		b.stop = context.AfterFunc(b.Context, b.gone)
+		b.stop = context.AfterFunc(b.ctx, b.gone)
 	}
-	if b.call == nil {
-		b.call = cc
-	} else {
-		b.more = append(b.more, cc)
-	}
+	b.calls = append(b.calls, boundCall{b.next, cancel})
+	return b.next
 }
 
-// unbind forgets cc: its call is over.
-func (b *boundRequestCtx) unbind(cc *callContext) {
+// unbind forgets the call bound with id: it is over.
+func (b *boundRequest) unbind(id uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.call == cc {
-		b.call = nil
-		return
-	}
-	if i := slices.Index(b.more, cc); i >= 0 {
-		b.more = slices.Delete(b.more, i, i+1)
-	}
+	b.calls = slices.DeleteFunc(b.calls, func(c boundCall) bool { return c.id == id })
+}
+
+// boundCall is a call bound to its request.
+type boundCall struct {
+	id     uint64
+	cancel context.CancelCauseFunc
 }
 
 // gone ends the request when the client went away.
-func (b *boundRequestCtx) gone() { b.end(errRequestEnded) }
+func (b *boundRequest) gone() { b.end(errRequestEnded) }
 
 // end ends the request (the first cause is kept), cancelling its calls.
-func (b *boundRequestCtx) end(cause error) {
+func (b *boundRequest) end(cause error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.cause != nil {
@@ -196,11 +179,8 @@ func (b *boundRequestCtx) end(cause error) {
 	if b.stop != nil {
 		b.stop()
 	}
-	if b.call != nil {
-		b.call.cancel(cause)
-	}
-	for _, cc := range b.more {
-		cc.cancel(cause)
+	for _, c := range b.calls {
+		c.cancel(cause)
 	}
 }
 
@@ -208,16 +188,16 @@ func (b *boundRequestCtx) end(cause error) {
 // drain, which its abort ends.
 type liveRequests struct {
 	mu sync.Mutex
-	m  map[*boundRequestCtx]struct{}
+	m  map[*boundRequest]struct{}
 }
 
-func (l *liveRequests) add(b *boundRequestCtx) {
+func (l *liveRequests) add(b *boundRequest) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.m[b] = struct{}{}
 }
 
-func (l *liveRequests) remove(b *boundRequestCtx) {
+func (l *liveRequests) remove(b *boundRequest) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.m, b)
@@ -230,13 +210,6 @@ func (l *liveRequests) abort() {
 	for b := range l.m {
 		b.end(ErrShuttingDown)
 	}
-}
-
-// boundRequest returns the stateless HTTP request a call came in, or
-// nil.
-func boundRequest(ctx context.Context) *boundRequestCtx {
-	b, _ := ctx.Value(requestKey{}).(*boundRequestCtx)
-	return b
 }
 
 // callerID is a verified caller as [Cancellations] know it: the SHA-256
@@ -263,75 +236,38 @@ func callerKey(r *http.Request) (callerID, bool) {
 	return userDigest(c.Subject, c.Bearer), true
 }
 
-// userDigest is the SHA-256 of sessionUser(subject, token), hashed from a
-// buffer on the stack (for subjects and tokens of usual lengths): it is
-// computed for every stateless request.
+// userDigest is the SHA-256 of sessionUser(subject, token).
 func userDigest(subject, token string) callerID {
-	var buf [256]byte
-	b := buf[:0]
-	if subject != "" {
-		b = append(append(b, "sub:"...), subject...)
-	} else {
-		tok := sha256.Sum256(append(b, token...))
-		b = hex.AppendEncode(append(buf[:0], "tok:"...), tok[:])
-	}
-	return sha256.Sum256(b)
+	return sha256.Sum256([]byte(sessionUser(subject, token)))
 }
-
-// bodyBuffer is a request body read ahead, which the next handler reads
-// again. Buffers are pooled: a request's goes back once its handler has
-// returned.
-type bodyBuffer struct {
-	buf bytes.Buffer
-	bytes.Reader
-}
-
-// Close does nothing: the request's own body is closed already.
-func (*bodyBuffer) Close() error { return nil }
-
-var bodyBuffers = sync.Pool{New: func() any { return new(bodyBuffer) }}
-
-// maxPooledBody bounds the buffers kept for later requests.
-const maxPooledBody = 64 << 10
 
 // maxPeekReserve bounds the room [peekBody] reserves for a body from its
 // declared Content-Length, before any of it has arrived: a client can
 // declare 4 MiB and send one byte.
 const maxPeekReserve = 4 << 10
 
-// release gives b back; nothing may read it afterwards.
-func (b *bodyBuffer) release() {
-	if b.buf.Cap() <= maxPooledBody {
-		b.Reader.Reset(nil)
-		bodyBuffers.Put(b)
-	}
-}
-
-// peekBody reads r's body (at most max bytes; 0: no limit) and puts it back for the
-// next handler; release the buffer once that handler has returned.
-func peekBody(w http.ResponseWriter, r *http.Request, max int64) (*bodyBuffer, error) {
+// peekBody reads r's body (at most max bytes; 0: no limit) and puts it
+// back for the next handler, which reads it again.
+func peekBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
 	src := r.Body
 	if max > 0 && (r.ContentLength < 0 || r.ContentLength > max) {
 		// net/http bounds a body of a declared length by that length.
 		src = http.MaxBytesReader(w, r.Body, max)
 	}
-	b := bodyBuffers.Get().(*bodyBuffer)
-	b.buf.Reset()
+	var buf bytes.Buffer
 	if r.ContentLength > 0 && (max <= 0 || r.ContentLength <= max) {
 		// Room for a small body at once (ReadFrom wants MinRead free to
 		// read EOF), but never memory for what is only declared: a larger
 		// body's buffer grows as its bytes arrive.
-		b.buf.Grow(int(min(r.ContentLength, maxPeekReserve)) + bytes.MinRead)
+		buf.Grow(int(min(r.ContentLength, maxPeekReserve)) + bytes.MinRead)
 	}
-	_, err := b.buf.ReadFrom(src)
+	_, err := buf.ReadFrom(src)
 	r.Body.Close()
 	if err != nil {
-		b.release()
 		return nil, err
 	}
-	b.Reader.Reset(b.buf.Bytes())
-	r.Body = b
-	return b, nil
+	r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
+	return buf.Bytes(), nil
 }
 
 // bodyError answers a request whose body could not be read.
@@ -354,4 +290,4 @@ func bodyError(w http.ResponseWriter, err error) {
 type callKey = callreg.Key[callerID]
 
 // endCancelled ends a request whose call its client cancelled.
-func endCancelled(b *boundRequestCtx) { b.end(errClientCancelled) }
+func endCancelled(b *boundRequest) { b.end(errClientCancelled) }

@@ -115,7 +115,7 @@ func TestListEncodedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(map[string]authz.Caller{"tok": caller})})
+	hs, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(map[string]authz.Caller{"tok": caller})}})
 	if err != nil {
 		t.Fatal(err)
 	}

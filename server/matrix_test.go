@@ -468,11 +468,11 @@ func TestFxOnErrorInternal(t *testing.T) {
 			app := fxtest.New(t, fx.NopLogger, server.Module,
 				fx.Supply(server.Options{Authorizer: authz.AllowAll(), OnError: rec.onError}, otherDeps{}),
 				server.Tools(otherRegistry("x")),
-				server.HTTP("127.0.0.1:0", server.HTTPOptions{
+				server.HTTP("127.0.0.1:0", server.HTTPServerOptions{Endpoint: server.HTTPOptions{
 					Verifier: func(_ context.Context, token string, _ *http.Request) (authz.Caller, error) {
 						return authz.Caller{}, errors.New("identity provider down for " + token)
 					},
-				}),
+				}}),
 				fx.Populate(&hs),
 			)
 			app.RequireStart()

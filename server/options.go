@@ -24,9 +24,10 @@ type Options struct {
 	Title string
 
 	// Logger receives one record per tools/call and the server's own
-	// reports, through a [RedactingHandler] (no record carries a bearer
-	// token). nil selects [slog.Default] (fx does not provide a logger:
-	// set it here).
+	// reports, those of the HTTP layers serving it ([HTTPHandler],
+	// [HTTPServer]) included, through a [RedactingHandler] (no record
+	// carries a bearer token). nil selects [slog.Default] (fx does not
+	// provide a logger: set it here).
 	Logger *slog.Logger
 
 	// Authorizer decides which tools a caller sees and may call, and is
@@ -85,8 +86,8 @@ type Options struct {
 	// internal error (-32603) a request is answered with, as a
 	// *jsonrpc.Error (a tool's, or the SDK's refusal of a malformed
 	// result); and every internal error of the transports (a failing HTTP
-	// listener, a broken stdio session, a failing token verifier under
-	// fx). It must be safe for concurrent use and return quickly.
+	// listener, a broken stdio session, a failing token verifier). It
+	// must be safe for concurrent use and return quickly.
 	// Everything it receives is logged as well.
 	OnError func(error)
 
@@ -186,9 +187,4 @@ func (o *Options) implementation() *mcp.Implementation {
 }
 
 // reportError logs err and hands it to OnError.
-func (o *Options) reportError(msg string, err error) {
-	o.logger().Error(msg, slog.Any("error", err))
-	if o.OnError != nil {
-		o.OnError(err)
-	}
-}
+func (o *Options) reportError(msg string, err error) { o.reporter().error(msg, err) }

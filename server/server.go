@@ -16,6 +16,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/internal/core/call"
 	"github.com/toolroute/toolroute/internal/core/truncate"
+	"github.com/toolroute/toolroute/internal/serve/listcache"
 	"github.com/toolroute/toolroute/internal/serve/outcome"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
@@ -123,7 +124,7 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	for _, in := range installs {
 		in.Install(s)
 	}
-	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: make(map[string]*call.Tool[tool.Call], len(tools)), lists: newListCache(tools)}
+	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: make(map[string]*call.Tool[tool.Call], len(tools)), lists: listcache.New(toolNames(tools))}
 	for _, t := range tools {
 		c.known[t.Tool] = &call.Tool[tool.Call]{Info: t}
 	}
@@ -137,7 +138,17 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	mw = append(mw, plainSchemaErrors)
 	mw = append(mw, opts.Middleware...)
 	s.AddReceivingMiddleware(mw...)
+	rememberReporter(s, reporter{log: c.log, onError: opts.OnError})
 	return s, nil
+}
+
+// toolNames is the names of tools.
+func toolNames(tools []*tool.Call) []string {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Tool
+	}
+	return names
 }
 
 func collectNames(installs []Installer) []string {
@@ -184,7 +195,7 @@ type chain struct {
 	timeout  time.Duration
 	interval time.Duration                    // liveness reports; 0: none
 	known    map[string]*call.Tool[tool.Call] // by name: what every call of the tool shares
-	lists    *listCache                       // tools/list pages from definitions encoded once
+	lists    *listcache.Cache                 // tools/list pages from definitions encoded once
 }
 
 // tokenCaller is where [HTTPHandler]'s verifier leaves the caller, in
@@ -231,7 +242,7 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		res, err = served(ctx, method, req)
 		if method == "tools/list" && err == nil {
 			// Last, so that every layer sees an *mcp.ListToolsResult.
-			res = c.lists.wrap(res)
+			res = c.lists.Wrap(res)
 		}
 		return res, err
 	}
@@ -252,14 +263,14 @@ func (c *chain) serve(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		start := time.Now()
 		caller, _ := authz.CallerFromContext(ctx)
-		d := drainFrom(ctx)
+		t := transportFrom(ctx)
 		cr, isCall := req.(*mcp.CallToolRequest)
 		isCall = isCall && method == "tools/call" && cr.Params != nil
 		if !isCall {
 			cr = nil
 		}
 		defer c.recoverPanic(ctx, method, cr, caller, start, &res, &err)
-		if d != nil && !isCall {
+		if d := t.drain; d != nil && !isCall {
 			// Every request ends at a hard shutdown, not only calls: the
 			// SDK runs requests of a session on a context nothing else
 			// cancels, and closing a session waits for its handlers.
@@ -269,7 +280,7 @@ func (c *chain) serve(next mcp.MethodHandler) mcp.MethodHandler {
 			defer context.AfterFunc(d.Aborted(), func() { cancel(ErrShuttingDown) })()
 		}
 		if isCall {
-			return c.call(ctx, d, method, cr, caller, start, next)
+			return c.call(ctx, t, method, cr, caller, start, next)
 		}
 		res, err = next(ctx, method, req)
 		if method != "tools/call" && isInternal(err) {
@@ -312,9 +323,10 @@ func (c *chain) recoverPanic(ctx context.Context, method string, call *mcp.CallT
 }
 
 // call runs one tools/call, begun at start, under its deadline, begins
-// it and logs it.
-func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.CallToolRequest, caller authz.Caller, start time.Time, next mcp.MethodHandler) (res mcp.Result, err error) {
+// it and logs it. t is the transport it came through (see [transport]).
+func (c *chain) call(ctx context.Context, t transport, method string, req *mcp.CallToolRequest, caller authz.Caller, start time.Time, next mcp.MethodHandler) (res mcp.Result, err error) {
 	name := req.Params.Name
+	d, rc := t.drain, t.request
 	if d != nil {
 		if !d.Add(req) {
 			c.logCall(ctx, name, caller, outcome.Cancelled, time.Since(start), ErrShuttingDown)
@@ -322,30 +334,31 @@ func (c *chain) call(ctx context.Context, d *drain, method string, req *mcp.Call
 		}
 		defer d.Done(req)
 	}
-	// One cancelable context ends the call at its deadline, at a hard
-	// shutdown, or when its stateless HTTP request ends.
-	var cc *callContext
-	if rc := boundRequest(ctx); d != nil || rc != nil || c.timeout > 0 {
-		cc = withCallDeadline(ctx, c.timeout)
-		defer cc.end()
+	// The call's context ends at its deadline (cause ErrCallTimeout), at
+	// a hard shutdown (ErrShuttingDown), or when its stateless HTTP
+	// request ends (see boundRequest): cancel is what the latter two end
+	// it with.
+	if d != nil || rc != nil {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
 		if d != nil && !rc.endsAtAbortOf(d) {
-			defer context.AfterFunc(d.Aborted(), func() { cc.cancel(ErrShuttingDown) })()
+			defer context.AfterFunc(d.Aborted(), func() { cancel(ErrShuttingDown) })()
 		}
 		if rc != nil {
-			rc.bind(cc)
-			defer rc.unbind(cc)
+			defer rc.unbind(rc.bind(cancel))
 		}
-		ctx = cc
 	}
-	if t := c.known[name]; t != nil {
-		// The call begins here, once; the call context carries it.
-		v, end := call.New(t, req)
+	if c.timeout > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, c.timeout, ErrCallTimeout)
+		defer stop()
+	}
+	if tc := c.known[name]; tc != nil {
+		// The call begins here, once; its context carries it.
+		v, end := call.New(tc, req)
 		defer end()
-		if cc != nil {
-			cc.call = v
-		} else {
-			ctx = context.WithValue(ctx, call.Key{}, v)
-		}
+		ctx = context.WithValue(ctx, call.Key{}, v)
 		if v.State() != nil && c.interval > 0 {
 			defer c.heartbeats(ctx, req, start)()
 		}

@@ -82,7 +82,7 @@ func (ss *StdioServer) Serve(ctx context.Context) error {
 	ss.mu.Unlock()
 	defer ss.finish()
 	defer context.AfterFunc(ctx, ss.calls.Abort)()
-	session, err := ss.server.Connect(withDrain(ctx, ss.calls), ss.transport, nil)
+	session, err := ss.server.Connect(withTransport(ctx, &transport{drain: ss.calls}), ss.transport, nil)
 	if err != nil {
 		return err
 	}

@@ -45,8 +45,8 @@ func BenchmarkJWTVerify(b *testing.B) {
 func BenchmarkCallHTTP(b *testing.B) {
 	op := startOP(b)
 	v := newJWTVerifier(b, op, oauth.JWTOptions{})
-	jwtURL := mcpServer(b, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{})
-	staticURL := mcpServer(b, server.StaticTokens(map[string]authz.Caller{"static-token": {Subject: "carol", Roles: []string{"admin"}}}), "http://127.0.0.1:1", nil, server.HTTPOptions{})
+	jwtURL := mcpServer(b, v.Verify, "http://127.0.0.1:1", nil, server.HTTPServerOptions{})
+	staticURL := mcpServer(b, server.StaticTokens(map[string]authz.Caller{"static-token": {Subject: "carol", Roles: []string{"admin"}}}), "http://127.0.0.1:1", nil, server.HTTPServerOptions{})
 	jwtCS := servertest.ConnectHTTP(b, jwtURL, op.Token(b, "carol"), servertest.Options{})
 	staticCS := servertest.ConnectHTTP(b, staticURL, "static-token", servertest.Options{})
 	params := &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}}

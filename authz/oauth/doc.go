@@ -23,8 +23,8 @@
 //		RolesClaim: "realm_access.roles",
 //	})
 //	...
-//	server.HTTPOptions{
-//		Verifier: v.Verify,
+//	server.HTTPServerOptions{
+//		Endpoint:   server.HTTPOptions{Verifier: v.Verify},
 //		ReadyCheck: v.Ready,
 //		ResourceMetadata: &oauthex.ProtectedResourceMetadata{
 //			Resource:             "https://tools.example.com/mcp",

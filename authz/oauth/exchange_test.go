@@ -39,7 +39,7 @@ func exchangeSetup(t *testing.T, opts oauth.ExchangeOptions) (*oidctest.Provider
 	v := newJWTVerifier(t, op, oauth.JWTOptions{})
 	up := startUpstream(t, newJWTVerifier(t, op, oauth.JWTOptions{Audience: upstreamAudience}).Verify)
 	x := newExchanger(t, op, opts)
-	return op, up, mcpServer(t, v.Verify, up.URL, x.Transport(nil), server.HTTPOptions{})
+	return op, up, mcpServer(t, v.Verify, up.URL, x.Transport(nil), server.HTTPServerOptions{})
 }
 
 // The upstream receives a token exchanged for its audience, with the
@@ -157,7 +157,7 @@ func TestWithoutBearer(t *testing.T) {
 		got = append(got, tok)
 		return authz.Caller{Subject: "anyone"}, nil
 	})
-	url := mcpServer(t, v.Verify, up.URL, oauth.WithoutBearer(nil), server.HTTPOptions{})
+	url := mcpServer(t, v.Verify, up.URL, oauth.WithoutBearer(nil), server.HTTPServerOptions{})
 	var out upstreamOut
 	callTool(t, url, op.Token(t, "alice"), "list_items", nil, &out)
 	if diff := cmp.Diff([]string{""}, got); diff != "" || out.Status != 200 {

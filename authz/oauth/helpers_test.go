@@ -198,7 +198,7 @@ func (u *upstream) seen() []string {
 // mcpServer serves the test registry over HTTP with verify, and returns
 // the endpoint's URL. base is the upstream transport's base (nil: the
 // caller's bearer is forwarded, as authz.Transport does).
-func mcpServer(t testing.TB, verify server.TokenVerifier, upstreamURL string, base http.RoundTripper, opts server.HTTPOptions) string {
+func mcpServer(t testing.TB, verify server.TokenVerifier, upstreamURL string, base http.RoundTripper, opts server.HTTPServerOptions) string {
 	t.Helper()
 	p := policy(t)
 	d := &deps{base: upstreamURL, client: &http.Client{Transport: authz.Transport(base, "items", upstreamURL, p, authz.Options{})}}
@@ -206,7 +206,7 @@ func mcpServer(t testing.TB, verify server.TokenVerifier, upstreamURL string, ba
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Verifier = verify
+	opts.Endpoint.Verifier = verify
 	if opts.ResourceMetadata == nil {
 		opts.ResourceMetadata = &oauthex.ProtectedResourceMetadata{Resource: resource, AuthorizationServers: []string{"https://id.example.test"}}
 	}

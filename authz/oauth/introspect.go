@@ -126,7 +126,7 @@ func (v *IntrospectionVerifier) log() *slog.Logger {
 
 // Ready reports whether the last introspection request reached the
 // authorization server (nil before the first), else why not. It has the
-// shape of server.HTTPOptions.ReadyCheck, so that /readyz says so. While
+// shape of server.HTTPServerOptions.ReadyCheck, so that /readyz says so. While
 // the server is not reached, Ready asks the endpoint about a token that
 // exists nowhere, in the background and at most every few seconds, so
 // that a readiness probe notices the server is back even when no traffic

@@ -45,7 +45,7 @@ func TestIntrospection(t *testing.T) {
 	if strings.Count(tok, ".") == 2 {
 		t.Fatalf("olivia's token looks like a JWT: %s", tok)
 	}
-	url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{})
+	url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPServerOptions{})
 	if diff := cmp.Diff([]string{"add_item", "list_items", "whoami"}, toolNames(t, url, tok)); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
@@ -78,7 +78,7 @@ func TestIntrospectionInactive(t *testing.T) {
 	if !errors.Is(err, server.ErrInvalidToken) || !strings.Contains(err.Error(), "not active") {
 		t.Fatalf("Verify = %v, want ErrInvalidToken: not active", err)
 	}
-	url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{})
+	url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPServerOptions{})
 	checkChallenge(t, post(t, url, "Bearer "+tok), "invalid_token")
 	checkChallenge(t, post(t, url, "Bearer no-such-token"), "invalid_token")
 }
@@ -142,7 +142,7 @@ func TestIntrospectionOutage(t *testing.T) {
 	if v.Ready(context.Background()) == nil {
 		t.Error("ready while the endpoint is down")
 	}
-	url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{})
+	url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPServerOptions{})
 	resp := post(t, url, "Bearer "+tok)
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusServiceUnavailable {

@@ -274,8 +274,8 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string, _ *http.Request)
 // Ready reports whether the verifier holds keys to verify tokens with:
 // nil if it does, else an error saying why not (the issuer's discovery
 // or key set cannot be fetched). It has the shape of
-// server.HTTPOptions.ReadyCheck, so that /readyz says so. If it holds no
-// keys, it starts fetching them (unless a try failed moments ago: the
+// server.HTTPServerOptions.ReadyCheck, so that /readyz says so. If it
+// holds no keys, it starts fetching them (unless a try failed moments ago: the
 // background retries back off from 1 to 8 seconds). It never waits for
 // the fetch.
 func (v *JWTVerifier) Ready(ctx context.Context) error {

@@ -49,7 +49,7 @@ func TestJWTRolesSeeTheirTools(t *testing.T) {
 	} {
 		t.Run(tc.client+"/"+tc.claim, func(t *testing.T) {
 			v := newJWTVerifier(t, op, oauth.JWTOptions{RolesClaim: tc.claim})
-			url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{})
+			url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPServerOptions{})
 			if diff := cmp.Diff(tc.want, toolNames(t, url, op.Token(t, tc.client))); diff != "" {
 				t.Errorf("tools (-want +got):\n%s", diff)
 			}
@@ -61,7 +61,7 @@ func TestJWTRolesSeeTheirTools(t *testing.T) {
 func TestJWTCaller(t *testing.T) {
 	op := startOP(t)
 	v := newJWTVerifier(t, op, oauth.JWTOptions{})
-	url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{})
+	url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPServerOptions{})
 	var got whoamiOut
 	callTool(t, url, op.Token(t, "bob"), "whoami", nil, &got)
 	if diff := cmp.Diff(whoamiOut{Subject: "bob", Roles: []string{"editor"}}, got); diff != "" {
@@ -150,7 +150,7 @@ func TestJWTRefused(t *testing.T) {
 			if strings.Contains(err.Error(), tc.token) {
 				t.Errorf("the error holds the token: %v", err)
 			}
-			url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{})
+			url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPServerOptions{})
 			resp := post(t, url, "Bearer "+tc.token)
 			checkChallenge(t, resp, `invalid_token`)
 		})
@@ -185,7 +185,7 @@ func checkChallenge(t *testing.T, resp *http.Response, wantErr string) {
 func TestChallengeWithoutToken(t *testing.T) {
 	op := startOP(t)
 	v := newJWTVerifier(t, op, oauth.JWTOptions{})
-	url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{})
+	url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPServerOptions{})
 	checkChallenge(t, post(t, url, ""), "")
 	checkChallenge(t, post(t, url, "Basic YWxpY2U6eA=="), "")
 }
@@ -195,7 +195,7 @@ func TestChallengeWithoutToken(t *testing.T) {
 func TestResourceMetadata(t *testing.T) {
 	op := startOP(t)
 	v := newJWTVerifier(t, op, oauth.JWTOptions{})
-	url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{
+	url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPServerOptions{
 		ResourceMetadata: &oauthex.ProtectedResourceMetadata{Resource: resource, AuthorizationServers: []string{op.Issuer}, BearerMethodsSupported: []string{"header"}},
 	})
 	base := strings.TrimSuffix(url, "/mcp")
@@ -273,7 +273,7 @@ func TestJWTProviderDown(t *testing.T) {
 			t.Fatal(err)
 		}
 		op.Stop()
-		url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{ReadyCheck: v.Ready})
+		url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPServerOptions{ReadyCheck: v.Ready})
 		if diff := cmp.Diff([]string{"add_item", "delete_item", "list_items", "whoami"}, toolNames(t, url, second)); diff != "" {
 			t.Errorf("tools (-want +got):\n%s", diff)
 		}
@@ -291,7 +291,7 @@ func TestJWTProviderDown(t *testing.T) {
 		if !errors.As(err, &outage) {
 			t.Fatalf("Verify = %v, want an OutageError", err)
 		}
-		url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPOptions{ReadyCheck: v.Ready})
+		url := mcpServer(t, v.Verify, "http://127.0.0.1:1", nil, server.HTTPServerOptions{ReadyCheck: v.Ready})
 		resp := post(t, url, "Bearer "+tok)
 		body, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "authorization server unavailable") {

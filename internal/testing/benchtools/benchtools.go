@@ -109,9 +109,9 @@ func Toolroute(n int) *mcp.Server {
 // ToolrouteHTTP serves s at /mcp as server.HTTPServer does (stateless),
 // its caller from the bearer [Token].
 func ToolrouteHTTP(s *mcp.Server) http.Handler {
-	hs, err := server.NewHTTPServer(s, server.HTTPOptions{Verifier: server.StaticTokens(map[string]authz.Caller{
+	hs, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(map[string]authz.Caller{
 		Token: {Subject: "bench", Roles: []string{"bench"}},
-	})})
+	})}})
 	if err != nil {
 		panic(err)
 	}

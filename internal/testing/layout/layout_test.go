@@ -123,7 +123,7 @@ func TestRulesRefuseEachArrow(t *testing.T) {
 // maxCoreNames is the budget of exported names of the core packages
 // ([corePackages]): the surface a user of the core learns. A change that
 // needs more says why, and raises it.
-const maxCoreNames = 265
+const maxCoreNames = 264
 
 // TestCoreSurface: the core packages export at most maxCoreNames names
 // (counted as [ExportedNames] counts; 281 before the layout issue).

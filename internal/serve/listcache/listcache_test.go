@@ -1,27 +1,25 @@
-package server
+package listcache
 
 import (
 	"bytes"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/toolroute/toolroute/tool"
 )
 
-// TestListCacheEncodesOnce: a page of tools the cache holds is encoded
+// TestWrapEncodesOnce: a page of tools the cache holds is encoded
 // from each definition's JSON, encoded at its first list and reused
 // while the SDK keeps the same definition; a replaced definition is
 // encoded again; a page with a tool the cache does not hold is left to
 // the SDK.
-func TestListCacheEncodesOnce(t *testing.T) {
-	l := newListCache([]*tool.Call{{Tool: "a"}, {Tool: "b"}})
+func TestWrapEncodesOnce(t *testing.T) {
+	l := New([]string{"a", "b"})
 	a := &mcp.Tool{Name: "a", Description: "<A> & a", InputSchema: map[string]any{"type": "object"}}
 	b := &mcp.Tool{Name: "b", InputSchema: map[string]any{"type": "object"}}
 	page := &mcp.ListToolsResult{Tools: []*mcp.Tool{a, b}, NextCursor: "next"}
 	page.CacheScope = "private"
 
-	res := l.wrap(page)
+	res := l.Wrap(page)
 	enc, ok := res.(*encodedList)
 	if !ok {
 		t.Fatalf("wrap returned %T, want *encodedList", res)
@@ -51,7 +49,7 @@ func TestListCacheEncodesOnce(t *testing.T) {
 	}
 
 	unknown := &mcp.ListToolsResult{Tools: []*mcp.Tool{a, {Name: "c", InputSchema: map[string]any{"type": "object"}}}}
-	if res := l.wrap(unknown); res != mcp.Result(unknown) {
+	if res := l.Wrap(unknown); res != mcp.Result(unknown) {
 		t.Errorf("a page with a tool the cache does not hold became %T", res)
 	}
 }
