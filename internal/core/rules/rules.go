@@ -74,7 +74,8 @@ type Problem struct {
 // ErrMissingHandler is the rule of a zero Handler.
 var ErrMissingHandler = errors.New("missing Handler (use tool.Handle or tool.HandleResult)")
 
-func (d *Decl) known(f Field) bool { return d.Unknown&f == 0 }
+// Known reports whether d knows the value of field f.
+func (d *Decl) Known(f Field) bool { return d.Unknown&f == 0 }
 
 func (d *Decl) routeKnown(i int) bool { return d.RouteUnknown == nil || !d.RouteUnknown[i] }
 
@@ -84,7 +85,7 @@ func Check(d *Decl, report func(Problem)) {
 	fail := func(f Field, route int, format string, args ...any) {
 		report(Problem{Field: f, Route: route, Text: fmt.Sprintf(format, args...)})
 	}
-	if d.known(Name) {
+	if d.Known(Name) {
 		if err := CheckName(d.Name); err != nil {
 			fail(Name, -1, "%v", err)
 		}
@@ -92,17 +93,17 @@ func Check(d *Decl, report func(Problem)) {
 	if d.FirstSite != "" {
 		fail(Name, -1, "%s", DuplicateName(d.FirstSite))
 	}
-	if d.known(Description) && strings.TrimSpace(d.Description) == "" {
+	if d.Known(Description) && strings.TrimSpace(d.Description) == "" {
 		fail(Description, -1, "missing Description")
 	}
-	if d.known(Behaviour) && !d.Behaviour.Valid() {
+	if d.Known(Behaviour) && !d.Behaviour.Valid() {
 		fail(Behaviour, -1, "Behaviour is %v: declare behaviour.ReadOnly, behaviour.Additive or behaviour.Destructive", d.Behaviour)
 	}
-	if d.known(Handler) && d.Handler != nil {
+	if d.Known(Handler) && d.Handler != nil {
 		fail(Handler, -1, "%v", d.Handler)
 	}
-	routesKnown, keyKnown := d.known(Routes), d.known(ServiceKey)
-	if d.known(Local) {
+	routesKnown, keyKnown := d.Known(Routes), d.Known(ServiceKey)
+	if d.Known(Local) {
 		if d.Local {
 			if routesKnown && len(d.Routes) > 0 {
 				fail(Routes, -1, "a Local tool must not declare VisibilityRoutes (it calls no upstream)")

@@ -1,0 +1,32 @@
+// Package svc is a service's routes, as example-service/catalog declares
+// them: the analyzer exports the known ones as facts.
+package svc
+
+import (
+	"net/http"
+
+	"github.com/toolroute/toolroute/tool"
+)
+
+// Key is the service's key.
+const Key = "svc"
+
+func route(method, path string) tool.Route { return tool.ServiceRoute(Key, method, path) }
+
+var (
+	List    = route(http.MethodGet, "/items")           // want List:"route GET /svc/items"
+	Get     = route(http.MethodGet, "/items/{id}")      // want Get:"route GET /svc/items/{id}"
+	Literal = tool.Route{URI: "/svc/x", Method: "POST"} // want Literal:"route POST /svc/x"
+	Bad     = route("get", "/items/../admin")           // want Bad:"route get /svc/items/../admin"
+	// Moved is assigned at run time: not known.
+	Moved = route(http.MethodGet, "/moved")
+	// Dynamic is built at run time: not known.
+	Dynamic = tool.ServiceRoute(Key, http.MethodGet, prefix()+"/x")
+)
+
+func prefix() string { return "/p" }
+
+func init() { Moved = route(http.MethodGet, "/elsewhere") }
+
+// Routes returns every route: a function's result is not known.
+func Routes() []tool.Route { return []tool.Route{List, Get} }
