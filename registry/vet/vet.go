@@ -53,6 +53,9 @@ type checker struct {
 	vars  map[*types.Var]ast.Expr       // package-level, with an initializer of their own
 	memo  map[*types.Var]*routeVal      // nil value: not known
 	busy  map[*types.Var]bool           // being evaluated (a cycle is not known)
+	// written holds the objects the package assigns or takes the
+	// address of; nil until [checker.assigned] needs it.
+	written map[types.Object]bool
 }
 
 // routeVal is a route the source shows, and where its method was
@@ -506,28 +509,48 @@ func (c *checker) varRoute(v *types.Var) *routeVal {
 // assigned reports whether the package assigns v or takes its address
 // anywhere (so its value may not be its initializer's).
 func (c *checker) assigned(v *types.Var) bool {
-	found := false
-	for _, f := range c.pass.Files {
-		ast.Inspect(f, func(n ast.Node) bool {
-			if found {
-				return false
-			}
-			switch n := n.(type) {
-			case *ast.AssignStmt:
-				for _, l := range n.Lhs {
-					if id, ok := ast.Unparen(l).(*ast.Ident); ok && c.pass.TypesInfo.Uses[id] == v {
-						found = true
+	if c.written == nil {
+		c.written = map[types.Object]bool{}
+		for _, f := range c.pass.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.AssignStmt:
+					for _, l := range n.Lhs {
+						if v := c.writtenVar(l); v != nil {
+							c.written[v] = true
+						}
+					}
+				case *ast.UnaryExpr:
+					if v := c.writtenVar(n.X); v != nil && n.Op == token.AND {
+						c.written[v] = true
 					}
 				}
-			case *ast.UnaryExpr:
-				if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && c.pass.TypesInfo.Uses[id] == v {
-					found = true
-				}
-			}
-			return !found
-		})
+				return true
+			})
+		}
 	}
-	return found
+	return c.written[v]
+}
+
+// writtenVar returns the variable an assignment to e writes (to it or to
+// a part of it), if e is one or a part of one: X for X, X.URI, X.f[i],
+// pkg.X.
+func (c *checker) writtenVar(e ast.Expr) types.Object {
+	for {
+		switch x := ast.Unparen(e).(type) {
+		case *ast.Ident:
+			return c.pass.TypesInfo.Uses[x]
+		case *ast.SelectorExpr:
+			if v, ok := c.pass.TypesInfo.Uses[x.Sel].(*types.Var); ok && !v.IsField() {
+				return v // pkg.X
+			}
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		default:
+			return nil
+		}
+	}
 }
 
 // handler reads the Handler value e: whether it is known, and what is

@@ -60,6 +60,7 @@ func init() {
 			tool.ServiceRoute("svc", method, "/items"),
 			routeOf("GET", "/x"),
 			svc.Moved,
+			svc.Patched,
 			svc.Dynamic,
 			variable,
 			{URI: "/svc/" + name, Method: "GET"},

@@ -20,13 +20,21 @@ var (
 	Bad     = route("get", "/items/../admin")           // want Bad:"route get /svc/items/../admin"
 	// Moved is assigned at run time: not known.
 	Moved = route(http.MethodGet, "/moved")
+	// Patched is written at run time, in part: not known.
+	Patched = route("get", "/patched")
 	// Dynamic is built at run time: not known.
 	Dynamic = tool.ServiceRoute(Key, http.MethodGet, prefix()+"/x")
 )
 
 func prefix() string { return "/p" }
 
-func init() { Moved = route(http.MethodGet, "/elsewhere") }
+func init() {
+	Moved = route(http.MethodGet, "/elsewhere")
+	Patched.Method = http.MethodGet
+	local := route("get", "/local")
+	local.Method = http.MethodGet
+	_ = local
+}
 
 // Routes returns every route: a function's result is not known.
 func Routes() []tool.Route { return []tool.Route{List, Get} }
