@@ -11,8 +11,9 @@
 //
 //   - Name: empty, longer than 128 bytes, or with a character outside
 //     A-Z a-z 0-9 _ . -; a name registered twice on the same
-//     package-level registry from the package's init functions (both
-//     sites are reported);
+//     package-level registry by statements of the package's init
+//     functions (not in a branch or a loop: calls that both run); both
+//     sites are reported;
 //   - Description: missing, or white space only;
 //   - Behaviour: missing (Unset) or not a known constant;
 //   - Handler: missing, tool.Handle(nil), or an In or Out type argument

@@ -124,8 +124,9 @@ func run(pass *analysis.Pass) (any, error) {
 		return true
 	})
 
-	// A name registered twice on one package-level registry in init
-	// functions: both Register calls run, and the second panics.
+	// A name registered twice on one package-level registry by
+	// statements of init functions: both calls run, and the second
+	// panics.
 	type nameKey struct {
 		reg  types.Object
 		name string
@@ -164,7 +165,7 @@ type registration struct {
 	call     *ast.CallExpr
 	lit      *ast.CompositeLit
 	registry types.Object // the package-level variable Register is called on; nil if another expression
-	inInit   bool         // the call is in an init function, not in a function literal
+	inInit   bool         // the call is a statement of an init function's body
 	decl     rules.Decl
 	fields   map[rules.Field]ast.Node
 	routes   []ast.Expr      // the elements of a VisibilityRoutes literal
@@ -756,16 +757,16 @@ func isRoute(t types.Type) bool {
 	return ok && n.Obj().Name() == "Route" && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == toolPath
 }
 
-// inInit reports whether the innermost function around the node at the
-// top of stack is a package's init function.
+// inInit reports whether the call at the top of stack is a statement of
+// its own in the body of a package's init function (not in a branch, a
+// loop or a function literal): a call that runs, once, whenever the
+// package is initialized.
 func inInit(stack []ast.Node) bool {
-	for i := len(stack) - 1; i >= 0; i-- {
-		switch n := stack[i].(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.FuncDecl:
-			return n.Recv == nil && n.Name.Name == "init"
-		}
+	n := len(stack)
+	if n < 4 {
+		return false
 	}
-	return false
+	_, stmt := stack[n-2].(*ast.ExprStmt)
+	fn, ok := stack[n-4].(*ast.FuncDecl)
+	return stmt && ok && stack[n-3] == fn.Body && fn.Recv == nil && fn.Name.Name == "init"
 }

@@ -74,6 +74,12 @@ func init() {
 	for range 2 {
 		r.Register(tool.Tool[*Deps]{Name: "loop", Description: "d", Local: true, Behaviour: behaviour.ReadOnly, Handler: tool.Handle(get)})
 	}
+	// Registrations that may not both run.
+	if os.Getenv("A") != "" {
+		Registry.Register(tool.Tool[*Deps]{Name: "either", Description: "d", Local: true, Behaviour: behaviour.ReadOnly, Handler: tool.Handle(get)})
+	} else {
+		Registry.Register(tool.Tool[*Deps]{Name: "either", Description: "d", Local: true, Behaviour: behaviour.ReadOnly, Handler: tool.Handle(get)})
+	}
 	// A generic In or Out type is reflect's to spell.
 	Registry.Register(tool.Tool[*Deps]{
 		Name:        "generic",
