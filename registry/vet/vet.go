@@ -138,10 +138,13 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		k := nameKey{r.registry, r.decl.Name}
 		if f, ok := first[k]; ok {
-			r.decl.FirstSite = c.site(f.call.Pos())
+			r.decl.FirstSite, r.first = c.site(f.call.Pos()), f.call
+			n := f.node(rules.Name, -1)
 			pass.Report(analysis.Diagnostic{
-				Pos:     f.pos(rules.Name, -1),
+				Pos:     n.Pos(),
+				End:     n.End(),
 				Message: fmt.Sprintf("duplicate tool name, registered again at %s", c.site(r.call.Pos())),
+				Related: []analysis.RelatedInformation{{Pos: r.call.Pos(), End: r.call.End(), Message: "registered again here"}},
 			})
 			continue
 		}
@@ -170,19 +173,12 @@ type registration struct {
 	fields   map[rules.Field]ast.Node
 	routes   []ast.Expr      // the elements of a VisibilityRoutes literal
 	methods  []*ast.BasicLit // the literal method of each route, or nil
+	first    *ast.CallExpr   // the first registration of the same name, if this is another
 }
 
-// pos returns where to report a problem of field f (of route i, if i >= 0).
-func (r *registration) pos(f rules.Field, i int) token.Pos {
-	if i >= 0 && i < len(r.routes) {
-		return r.routes[i].Pos()
-	}
-	if n, ok := r.fields[f]; ok {
-		return n.Pos()
-	}
-	return r.lit.Pos()
-}
-
+// node returns the node to report a problem of field f at: the element
+// of route i if i >= 0, else the field's key-value element, or the
+// literal when the field is missing.
 func (r *registration) node(f rules.Field, i int) ast.Node {
 	if i >= 0 && i < len(r.routes) {
 		return r.routes[i]
@@ -193,9 +189,14 @@ func (r *registration) node(f rules.Field, i int) ast.Node {
 	return r.lit
 }
 
+// report reports p at its field of r, with the fix of a method written
+// in lower case where the method is a literal.
 func (c *checker) report(r *registration, p rules.Problem) {
 	n := r.node(p.Field, p.Route)
 	d := analysis.Diagnostic{Pos: n.Pos(), End: n.End(), Message: p.Text}
+	if r.first != nil && p.Text == rules.DuplicateName(r.decl.FirstSite) {
+		d.Related = []analysis.RelatedInformation{{Pos: r.first.Pos(), End: r.first.End(), Message: "first registered here"}}
+	}
 	if p.Route >= 0 && p.Route < len(r.methods) {
 		if lit := r.methods[p.Route]; lit != nil {
 			m := r.decl.Routes[p.Route].Method
