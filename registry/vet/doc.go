@@ -30,11 +30,12 @@
 //     its tool's service, a duplicate route.
 //
 // A route is known when it is a tool.Route{URI: ..., Method: ...} or
-// tool.ServiceRoute(...) of constants, a call of a function of the same
-// package whose body returns one, or a package-level variable so
-// initialized, in this package or in one it imports (through an
-// analysis fact: services export their routes as variables, as
-// example-service/catalog does).
+// tool.ServiceRoute(...) of constants, a call with constant arguments
+// of a function whose body is one return of such a route (a service's
+// route constructor), or a package-level variable so initialized and
+// never assigned in its package: in the package itself, or in one it
+// imports, through analysis facts (services export their routes as
+// variables, as example-service/catalog does, or constructors).
 //
 // A value the source does not show as a constant (a variable set at run
 // time, a slice built by a function, a handler made elsewhere) is not

@@ -8,7 +8,9 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -34,7 +36,7 @@ var Analyzer = &analysis.Analyzer{
 	Doc:       "check toolroute tool declarations against the registry's rules\n\nEvery Register(tool.Tool[C]{...}) call on a *registry.Registry[C] is held to the rules Registry.Check applies at run time, as far as its values are constants.",
 	URL:       "https://pkg.go.dev/github.com/toolroute/toolroute/registry/vet",
 	Requires:  []*analysis.Analyzer{inspect.Analyzer},
-	FactTypes: []analysis.Fact{new(routeFact)},
+	FactTypes: []analysis.Fact{new(routeFact), new(routeFuncFact)},
 	Run:       run,
 }
 
@@ -45,6 +47,24 @@ type routeFact struct{ URI, Method string }
 func (*routeFact) AFact() {}
 
 func (f *routeFact) String() string { return "route " + f.Method + " " + f.URI }
+
+// routeFuncFact is what a package-level function of string parameters
+// returns as a tool.Route, when its body is one return of a route the
+// analyzer knows but for the parameters: URI and Method hold
+// [paramMark]s where a parameter's value goes.
+type routeFuncFact struct{ URI, Method string }
+
+func (*routeFuncFact) AFact() {}
+
+func (f *routeFuncFact) String() string {
+	show := func(s string) string { return paramMarks.ReplaceAllString(s, "$$$1") }
+	return "route func " + show(f.Method) + " " + show(f.URI)
+}
+
+// paramMark is the placeholder of parameter i in a [routeFuncFact].
+func paramMark(i int) string { return fmt.Sprintf("\x00param%d\x00", i) }
+
+var paramMarks = regexp.MustCompile("\x00param([0-9]+)\x00")
 
 // checker holds one pass's state.
 type checker struct {
@@ -103,6 +123,14 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		if rv := c.varRoute(v); rv != nil {
 			pass.ExportObjectFact(v, &routeFact{URI: rv.route.URI, Method: rv.route.Method})
+		}
+	}
+
+	// Export what the package's route constructors return, for the
+	// packages that call them.
+	for fn, decl := range c.funcs {
+		if f := c.routeFunc(fn, decl); f != nil {
+			pass.ExportObjectFact(fn, f)
 		}
 	}
 
@@ -440,7 +468,14 @@ func (c *checker) evalRoute(e ast.Expr, en env, depth int) *routeVal {
 			return &routeVal{route: tool.ServiceRoute(v[0].s, v[1].s, v[2].s), methodLit: v[1].lit}
 		}
 		decl := c.funcs[fn]
-		if decl == nil || decl.Recv != nil || decl.Type.TypeParams != nil || len(decl.Body.List) != 1 {
+		if decl == nil {
+			var f routeFuncFact
+			if fn.Pkg() == c.pass.Pkg || !c.pass.ImportObjectFact(fn, &f) {
+				return nil
+			}
+			return c.applyRouteFunc(&f, e.Args, en)
+		}
+		if decl.Recv != nil || decl.Type.TypeParams != nil || len(decl.Body.List) != 1 {
 			return nil
 		}
 		ret, ok := decl.Body.List[0].(*ast.ReturnStmt)
@@ -470,6 +505,65 @@ func (c *checker) evalRoute(e ast.Expr, en env, depth int) *routeVal {
 		}
 	}
 	return nil
+}
+
+// routeFunc returns what fn, exported, of string parameters only,
+// returns as a route, if its body shows it.
+func (c *checker) routeFunc(fn *types.Func, decl *ast.FuncDecl) *routeFuncFact {
+	sig := fn.Signature()
+	if !fn.Exported() || decl.Recv != nil || decl.Type.TypeParams != nil || sig.Variadic() ||
+		sig.Results().Len() != 1 || !isRoute(sig.Results().At(0).Type()) || len(decl.Body.List) != 1 {
+		return nil
+	}
+	ret, ok := decl.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 {
+		return nil
+	}
+	en := env{}
+	for i := range sig.Params().Len() {
+		p := sig.Params().At(i)
+		if b, ok := p.Type().Underlying().(*types.Basic); !ok || b.Kind() != types.String {
+			return nil
+		}
+		en[p] = strVal{s: paramMark(i)}
+	}
+	rv := c.evalRoute(ret.Results[0], en, 1)
+	if rv == nil {
+		return nil
+	}
+	return &routeFuncFact{URI: rv.route.URI, Method: rv.route.Method}
+}
+
+// applyRouteFunc returns the route a call of a function of fact f with
+// args returns, if the arguments it reads are known.
+func (c *checker) applyRouteFunc(f *routeFuncFact, args []ast.Expr, en env) *routeVal {
+	known := true
+	var lits []*ast.BasicLit
+	fill := func(s string) string {
+		return paramMarks.ReplaceAllStringFunc(s, func(m string) string {
+			i, _ := strconv.Atoi(paramMarks.FindStringSubmatch(m)[1])
+			if i >= len(args) {
+				known = false
+				return ""
+			}
+			v, lit, ok := c.evalString(args[i], en)
+			if !ok {
+				known = false
+			}
+			lits = append(lits, lit)
+			return v
+		})
+	}
+	rv := &routeVal{route: tool.Route{URI: fill(f.URI)}}
+	lits = nil
+	rv.route.Method = fill(f.Method)
+	if len(lits) == 1 && paramMarks.MatchString(f.Method) && paramMarks.FindString(f.Method) == f.Method {
+		rv.methodLit = lits[0]
+	}
+	if !known {
+		return nil
+	}
+	return rv
 }
 
 // globalRoute returns the route of the package-level variable v, if known.

@@ -19,7 +19,9 @@ func TestAnalyzer(t *testing.T) {
 }
 
 // TestSuggestedFixes checks the fix of a method written in lower case:
-// testdata/fix/fix.go.golden is the file with every fix applied.
+// testdata/fix/fix.go.golden is the file with every fix applied (a method in a
+// tool.Route literal, a tool.ServiceRoute call, a constructor of the
+// package and one of another package, known through a fact).
 func TestSuggestedFixes(t *testing.T) {
 	analysistest.RunWithSuggestedFixes(t, analysistest.TestData(), vet.Analyzer, "./fix")
 }

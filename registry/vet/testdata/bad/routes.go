@@ -29,6 +29,10 @@ func init() {
 			svc.Bad, // want `invalid route get /svc/items/../admin: method "get"`
 			svc.Get,
 			route("GET", "/items/{name}"), // want `duplicate route GET /svc/items/\{name\} \(the same as GET /svc/items/\{id\}: placeholder names do not tell routes apart\)`
+			svc.Route("GET", "/a/../b"),   // want `invalid route GET /svc/a/../b: URI must not contain a "\.\." segment`
+			svc.Route("PUT", "items"),     // want `route PUT /svcitems is outside service "svc"`
+			svc.Item("x y"),               // want `invalid route GET /svc/items/\{id\}/x y: URI must not contain white space`
+			svc.Route(http.MethodGet, "/items/{other}"), // want `duplicate route GET /svc/items/\{other\} \(the same as GET /svc/items/\{name\}`
 			svc.List,
 			svc.List, // want `duplicate route GET /svc/items$`
 		},

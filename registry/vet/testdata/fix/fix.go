@@ -9,6 +9,8 @@ import (
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
+
+	"vettest/svc"
 )
 
 type Deps struct{}
@@ -32,6 +34,7 @@ func init() {
 			route("get", "/items/{id}"),           // want `method "get" is not an upper-case HTTP method`
 			{URI: "/svc/items", Method: "post"},   // want `method "post" is not an upper-case HTTP method`
 			tool.ServiceRoute("svc", "Put", "/x"), // want `method "Put" is not an upper-case HTTP method`
+			svc.Route("patch", "/y"),              // want `method "patch" is not an upper-case HTTP method`
 		},
 		Behaviour: behaviour.Destructive,
 		Handler:   tool.Handle(get),

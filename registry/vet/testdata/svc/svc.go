@@ -13,6 +13,15 @@ const Key = "svc"
 
 func route(method, path string) tool.Route { return tool.ServiceRoute(Key, method, path) }
 
+// Route is the service's exported route constructor.
+func Route(method, path string) tool.Route { return route(method, path) } // want Route:"route func [$]0 /svc[$]1"
+
+// Item returns the route of an item's sub-resource.
+func Item(sub string) tool.Route { return tool.Route{URI: "/svc/items/{id}/" + sub, Method: "GET"} } // want Item:"route func GET /svc/items/{id}/[$]0"
+
+// Runtime's route is built at run time: not known.
+func Runtime(path string) tool.Route { return tool.ServiceRoute(Key, prefix(), path) }
+
 var (
 	List    = route(http.MethodGet, "/items")           // want List:"route GET /svc/items"
 	Get     = route(http.MethodGet, "/items/{id}")      // want Get:"route GET /svc/items/{id}"
