@@ -315,7 +315,6 @@ func (c *checker) registration(call *ast.CallExpr, lit *ast.CompositeLit, inInit
 		c.routes(r, e)
 	}
 	if e, ok := keyed["Handler"]; ok {
-		d.Handler = nil
 		known, err := c.handler(e)
 		if !known {
 			d.Unknown |= rules.Handler
