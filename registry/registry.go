@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/internal/core/call"
+	"github.com/toolroute/toolroute/internal/core/rules"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -87,129 +88,34 @@ func (r *Registry[C]) register(t tool.Tool[C], site site) error {
 	return nil
 }
 
-// check returns every rule t breaks; r.mu must be held.
+// check returns every rule t breaks; r.mu must be held. The rules are
+// internal/core/rules', which registry/vet applies to the source too.
 func (r *Registry[C]) check(t tool.Tool[C], site site) error {
 	var errs []error
-	fail := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("registry: tool %q (registered at %s): %s", t.Name, site, fmt.Sprintf(format, args...)))
+	fail := func(rule string) {
+		errs = append(errs, fmt.Errorf("registry: tool %q (registered at %s): %s", t.Name, site, rule))
 	}
 	if r.installed {
 		fail("Register after Install (register tools in init functions)")
 	}
-	if err := checkName(t.Name); err != nil {
-		fail("%v", err)
-	}
-	if prev, ok := r.entries[t.Name]; ok {
-		fail("duplicate tool name, first registered at %s", prev.site)
-	}
-	if strings.TrimSpace(t.Description) == "" {
-		fail("missing Description")
-	}
-	if !t.Behaviour.Valid() {
-		fail("Behaviour is %v: declare behaviour.ReadOnly, behaviour.Additive or behaviour.Destructive", t.Behaviour)
+	d := rules.Decl{
+		Name:        t.Name,
+		Description: t.Description,
+		ServiceKey:  t.ServiceKey,
+		Routes:      t.VisibilityRoutes,
+		Local:       t.Local,
+		Behaviour:   t.Behaviour,
 	}
 	if t.Handler == (tool.Handler[C]{}) {
-		fail("missing Handler (use tool.Handle or tool.HandleResult)")
-	} else if err := t.Handler.Err(); err != nil {
-		fail("%v", err)
-	}
-	if t.Local {
-		if len(t.VisibilityRoutes) > 0 {
-			fail("a Local tool must not declare VisibilityRoutes (it calls no upstream)")
-		}
-		if t.ServiceKey != "" {
-			fail("a Local tool must not declare a ServiceKey (it calls no upstream)")
-		}
+		d.Handler = rules.ErrMissingHandler
 	} else {
-		switch {
-		case len(t.VisibilityRoutes) == 0:
-			fail("no VisibilityRoutes and not Local: declare the upstream routes the tool reaches, or Local for a tool that calls no upstream")
-		case t.ServiceKey == "":
-			fail("VisibilityRoutes without a ServiceKey: name the upstream service the tool calls")
-		}
+		d.Handler = t.Handler.Err()
 	}
-	if !t.Local && t.ServiceKey != "" {
-		if err := checkServiceKey(t.ServiceKey); err != nil {
-			fail("%v", err)
-		}
+	if prev, ok := r.entries[t.Name]; ok {
+		d.FirstSite = prev.site.String()
 	}
-	var seen map[tool.Route]tool.Route // by the route with its placeholders unnamed
-	if len(t.VisibilityRoutes) > 1 {
-		seen = make(map[tool.Route]tool.Route, len(t.VisibilityRoutes))
-	}
-	for _, rt := range t.VisibilityRoutes {
-		if err := rt.Validate(); err != nil {
-			fail("invalid %v", err)
-			continue
-		}
-		if t.ServiceKey != "" && !strings.HasPrefix(rt.URI, "/"+t.ServiceKey+"/") {
-			hint := ""
-			if rest, ok := strings.CutPrefix(rt.URI, "/"+t.ServiceKey); ok && rest != "" {
-				hint = `; if it was built with tool.ServiceRoute, the path must start with "/"`
-			}
-			fail("route %s is outside service %q (its URI must start with %q%s)", rt, t.ServiceKey, "/"+t.ServiceKey+"/", hint)
-		}
-		if seen == nil {
-			continue
-		}
-		key := unnamed(rt)
-		if prev, ok := seen[key]; ok {
-			if prev == rt {
-				fail("duplicate route %s", rt)
-			} else {
-				fail("duplicate route %s (the same as %s: placeholder names do not tell routes apart)", rt, prev)
-			}
-		}
-		seen[key] = rt
-	}
+	rules.Check(&d, func(p rules.Problem) { fail(p.Text) })
 	return errors.Join(errs...)
-}
-
-func checkName(name string) error {
-	if name == "" {
-		return errors.New("empty Name")
-	}
-	if len(name) > 128 {
-		return fmt.Errorf("Name is %d bytes long, at most 128 allowed", len(name))
-	}
-	for _, c := range name {
-		if !validNameRune(c) {
-			return fmt.Errorf("Name contains %q: only A-Z a-z 0-9 _ . - are allowed", c)
-		}
-	}
-	return nil
-}
-
-func validNameRune(c rune) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
-}
-
-// checkServiceKey requires a key that stands unescaped as one path
-// segment, the same in every spelling of a route: RFC 3986's unreserved
-// characters, not "." or "..".
-func checkServiceKey(key string) error {
-	plain := key != "." && key != ".." && !strings.ContainsFunc(key, func(c rune) bool {
-		return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~')
-	})
-	if !plain {
-		return fmt.Errorf("ServiceKey %q is not a plain path segment: use letters, digits, \"-\", \".\", \"_\" and \"~\"", key)
-	}
-	return nil
-}
-
-// unnamed returns rt with its placeholders' names removed: two routes
-// that differ only there are one route to a proxy.
-func unnamed(rt tool.Route) tool.Route {
-	if !strings.Contains(rt.URI, "{") {
-		return rt
-	}
-	segs := strings.Split(rt.URI, "/")
-	for i, seg := range segs {
-		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
-			segs[i] = "{}"
-		}
-	}
-	return tool.Route{URI: strings.Join(segs, "/"), Method: rt.Method}
 }
 
 // site is where a tool was registered: the program counter of the

@@ -97,144 +97,167 @@ func registerAt(r *registry.Registry[*Deps], t tool.Tool[*Deps]) (msg, site stri
 	return "", site
 }
 
-func TestCheck(t *testing.T) {
-	long := strings.Repeat("a", 128)
-	tests := []struct {
-		name   string
-		mutate func(*tool.Tool[*Deps])
-		local  bool   // start from local() instead of mapped()
-		want   string // the RULE part of the message; "" = valid
-	}{
+// checkCase is a case of Check's rules: a change to the valid mapped() or
+// local() tool, made in Go by mutate and written as source by src.
+type checkCase struct {
+	name   string
+	mutate func(*tool.Tool[*Deps])
+	local  bool   // start from local() instead of mapped()
+	want   string // the RULE part of the message; "" = valid
+	// src is the same change as fields of the tool's literal, one a
+	// line, each replacing the base literal's field of its name; see
+	// TestCheckVet, which holds registry/vet to Check's verdicts.
+	src string
+	// runtimeOnly marks a rule the source does not show (the analyzer
+	// must say nothing of the tool).
+	runtimeOnly bool
+}
+
+// longName is a tool name of 128 bytes.
+const longName = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+// checkCases are the cases of TestCheck and TestCheckVet.
+func checkCases() []checkCase {
+	long := longName
+	return []checkCase{
 		// Positive controls.
-		{name: "mapped", mutate: func(*tool.Tool[*Deps]) {}},
-		{name: "local", local: true, mutate: func(*tool.Tool[*Deps]) {}},
-		{name: "name of 128 bytes", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = long }},
-		{name: "name of every allowed class", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "Az09_.-" }},
-		{name: "one-letter name", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "x" }},
-		{name: "additive idempotent", mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour, tl.Idempotent = behaviour.Additive, true }},
-		{name: "destructive open world", mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour, tl.OpenWorld = behaviour.Destructive, true }},
-		{name: "title", mutate: func(tl *tool.Tool[*Deps]) { tl.Title = "Get item" }},
-		{name: "indented description", mutate: func(tl *tool.Tool[*Deps]) { tl.Description = "\n\t\tFetch.\n\n\t\tMore.\n\t" }},
-		{name: "several routes", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "mapped", src: ``, mutate: func(*tool.Tool[*Deps]) {}},
+		{name: "local", src: ``, local: true, mutate: func(*tool.Tool[*Deps]) {}},
+		{name: "name of 128 bytes", src: `Name: long`, mutate: func(tl *tool.Tool[*Deps]) { tl.Name = long }},
+		{name: "name of every allowed class", src: `Name: "Az09_.-"`, mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "Az09_.-" }},
+		{name: "one-letter name", src: `Name: "x"`, mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "x" }},
+		{name: "additive idempotent", src: `Behaviour: behaviour.Additive
+Idempotent: true`, mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour, tl.Idempotent = behaviour.Additive, true }},
+		{name: "destructive open world", src: `Behaviour: behaviour.Destructive
+OpenWorld: true`, mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour, tl.OpenWorld = behaviour.Destructive, true }},
+		{name: "title", src: `Title: "Get item"`, mutate: func(tl *tool.Tool[*Deps]) { tl.Title = "Get item" }},
+		{name: "indented description", src: `Description: "\n\t\tFetch.\n\n\t\tMore.\n\t"`, mutate: func(tl *tool.Tool[*Deps]) { tl.Description = "\n\t\tFetch.\n\n\t\tMore.\n\t" }},
+		{name: "several routes", src: `VisibilityRoutes: []tool.Route{catalog(http.MethodGet, "/api/v1/items/{id}"), catalog("HEAD", "/api/v1/items/{id}"), catalog("GET", "/api/v1/items")}`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.VisibilityRoutes = append(tl.VisibilityRoutes, catalog("HEAD", "/api/v1/items/{id}"), catalog("GET", "/api/v1/items"))
 		}},
-		{name: "route at the service's first level", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items")} }},
-		{name: "HandleResult handler", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "route at the service's first level", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/items")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items")} }},
+		{name: "HandleResult handler", src: `Handler: tool.HandleResult(func(context.Context, *Deps, *mcp.CallToolRequest, getItemArgs) (*mcp.CallToolResult, error) { return nil, nil })`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.Handler = tool.HandleResult(func(context.Context, *Deps, *mcp.CallToolRequest, getItemArgs) (*mcp.CallToolResult, error) {
 				return nil, nil
 			})
 		}},
-		{name: "map arguments", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "map arguments", src: `Handler: tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, map[string]string) (Item, error) { return Item{}, nil })`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, map[string]string) (Item, error) {
 				return Item{}, nil
 			})
 		}},
 
 		// Name.
-		{name: "empty name", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "" }, want: "empty Name"},
-		{name: "name with space", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "get item" }, want: `Name contains ' ': only A-Z a-z 0-9 _ . - are allowed`},
-		{name: "name with slash", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "catalog/get" }, want: `Name contains '/'`},
-		{name: "name with colon", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "catalog:get" }, want: `Name contains ':'`},
-		{name: "name with unicode", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "naïve" }, want: `Name contains 'ï'`},
-		{name: "name with newline", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "a\nb" }, want: `Name contains '\n'`},
-		{name: "name of 129 bytes", mutate: func(tl *tool.Tool[*Deps]) { tl.Name = long + "a" }, want: "Name is 129 bytes long, at most 128 allowed"},
+		{name: "empty name", src: `Name: ""`, mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "" }, want: "empty Name"},
+		{name: "name with space", src: `Name: "get item"`, mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "get item" }, want: `Name contains ' ': only A-Z a-z 0-9 _ . - are allowed`},
+		{name: "name with slash", src: `Name: "catalog/get"`, mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "catalog/get" }, want: `Name contains '/'`},
+		{name: "name with colon", src: `Name: "catalog:get"`, mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "catalog:get" }, want: `Name contains ':'`},
+		{name: "name with unicode", src: `Name: "naïve"`, mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "naïve" }, want: `Name contains 'ï'`},
+		{name: "name with newline", src: `Name: "a\nb"`, mutate: func(tl *tool.Tool[*Deps]) { tl.Name = "a\nb" }, want: `Name contains '\n'`},
+		{name: "name of 129 bytes", src: `Name: long + "a"`, mutate: func(tl *tool.Tool[*Deps]) { tl.Name = long + "a" }, want: "Name is 129 bytes long, at most 128 allowed"},
 
 		// Description.
-		{name: "empty description", mutate: func(tl *tool.Tool[*Deps]) { tl.Description = "" }, want: "missing Description"},
-		{name: "blank description", mutate: func(tl *tool.Tool[*Deps]) { tl.Description = " \n\t " }, want: "missing Description"},
+		{name: "empty description", src: `Description: ""`, mutate: func(tl *tool.Tool[*Deps]) { tl.Description = "" }, want: "missing Description"},
+		{name: "blank description", src: `Description: " \n\t "`, mutate: func(tl *tool.Tool[*Deps]) { tl.Description = " \n\t " }, want: "missing Description"},
 
 		// Behaviour.
-		{name: "unset behaviour", mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour = behaviour.Unset }, want: "Behaviour is unset: declare behaviour.ReadOnly, behaviour.Additive or behaviour.Destructive"},
-		{name: "unknown behaviour", mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour = 7 }, want: "Behaviour is Behaviour(7)"},
-		{name: "negative behaviour", mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour = -1 }, want: "Behaviour is Behaviour(-1)"},
+		{name: "unset behaviour", src: `Behaviour: behaviour.Unset`, mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour = behaviour.Unset }, want: "Behaviour is unset: declare behaviour.ReadOnly, behaviour.Additive or behaviour.Destructive"},
+		{name: "unknown behaviour", src: `Behaviour: 7`, mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour = 7 }, want: "Behaviour is Behaviour(7)"},
+		{name: "negative behaviour", src: `Behaviour: -1`, mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour = -1 }, want: "Behaviour is Behaviour(-1)"},
 
 		// Handler.
-		{name: "missing handler", mutate: func(tl *tool.Tool[*Deps]) { tl.Handler = tool.Handler[*Deps]{} }, want: "missing Handler (use tool.Handle or tool.HandleResult)"},
-		{name: "nil handler func", mutate: func(tl *tool.Tool[*Deps]) { tl.Handler = tool.Handle[*Deps, getItemArgs, Item](nil) }, want: "missing Handler"},
-		{name: "non-object In", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "missing handler", src: `Handler: tool.Handler[*Deps]{}`, mutate: func(tl *tool.Tool[*Deps]) { tl.Handler = tool.Handler[*Deps]{} }, want: "missing Handler (use tool.Handle or tool.HandleResult)"},
+		{name: "nil handler func", src: `Handler: tool.Handle[*Deps, getItemArgs, Item](nil)`, mutate: func(tl *tool.Tool[*Deps]) { tl.Handler = tool.Handle[*Deps, getItemArgs, Item](nil) }, want: "missing Handler"},
+		{name: "non-object In", src: `Handler: tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, []string) (Item, error) { return Item{}, nil })`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, []string) (Item, error) { return Item{}, nil })
 		}, want: "input type []string reflects to an array schema, want an object"},
-		{name: "interface In", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "interface In", src: `Handler: tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, any) (Item, error) { return Item{}, nil })`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, any) (Item, error) { return Item{}, nil })
 		}, want: "input type: interface {} is an interface"},
-		{name: "non-object Out", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "non-object Out", src: `Handler: tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, getItemArgs) (string, error) { return "", nil })`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, getItemArgs) (string, error) { return "", nil })
 		}, want: "output type string reflects to a string schema, want an object"},
-		{name: "list Out", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "list Out", src: `Handler: tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, getItemArgs) ([]Item, error) { return nil, nil })`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, getItemArgs) ([]Item, error) { return nil, nil })
 		}, want: "output type []registry_test.Item reflects to an array schema"},
-		{name: "invalid schema", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "invalid schema", src: `Handler: tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, badPatternArgs) (Item, error) { return Item{}, nil })`, runtimeOnly: true, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, badPatternArgs) (Item, error) { return Item{}, nil })
 		}, want: "input type registry_test.badPatternArgs: invalid schema"},
-		{name: "recursive type", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "recursive type", src: `Handler: tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, getItemArgs) (treeResult, error) { return treeResult{}, nil })`, runtimeOnly: true, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.Handler = tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, getItemArgs) (treeResult, error) {
 				return treeResult{}, nil
 			})
 		}, want: "output type: registry_test.treeResult contains itself"},
-		{name: "non-object HandleResult In", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "non-object HandleResult In", src: `Handler: tool.HandleResult(func(context.Context, *Deps, *mcp.CallToolRequest, int) (*mcp.CallToolResult, error) { return nil, nil })`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.Handler = tool.HandleResult(func(context.Context, *Deps, *mcp.CallToolRequest, int) (*mcp.CallToolResult, error) { return nil, nil })
 		}, want: "input type int reflects to an integer schema"},
 
 		// Local and mapped.
-		{name: "local with routes", local: true, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/x")} }, want: "a Local tool must not declare VisibilityRoutes (it calls no upstream)"},
-		{name: "local with service key", local: true, mutate: func(tl *tool.Tool[*Deps]) { tl.ServiceKey = "catalog" }, want: "a Local tool must not declare a ServiceKey (it calls no upstream)"},
-		{name: "neither routes nor local", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = nil }, want: "no VisibilityRoutes and not Local"},
-		{name: "empty routes, not local", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{} }, want: "no VisibilityRoutes and not Local"},
-		{name: "nothing declared", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes, tl.ServiceKey = nil, "" }, want: "no VisibilityRoutes and not Local"},
-		{name: "mapped without service key", mutate: func(tl *tool.Tool[*Deps]) { tl.ServiceKey = "" }, want: "VisibilityRoutes without a ServiceKey: name the upstream service the tool calls"},
-		{name: "service key with slash", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "local with routes", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/x")}`, local: true, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/x")} }, want: "a Local tool must not declare VisibilityRoutes (it calls no upstream)"},
+		{name: "local with service key", src: `ServiceKey: "catalog"`, local: true, mutate: func(tl *tool.Tool[*Deps]) { tl.ServiceKey = "catalog" }, want: "a Local tool must not declare a ServiceKey (it calls no upstream)"},
+		{name: "neither routes nor local", src: `VisibilityRoutes: nil`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = nil }, want: "no VisibilityRoutes and not Local"},
+		{name: "empty routes, not local", src: `VisibilityRoutes: []tool.Route{}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{} }, want: "no VisibilityRoutes and not Local"},
+		{name: "nothing declared", src: `VisibilityRoutes: nil
+ServiceKey: ""`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes, tl.ServiceKey = nil, "" }, want: "no VisibilityRoutes and not Local"},
+		{name: "mapped without service key", src: `ServiceKey: ""`, mutate: func(tl *tool.Tool[*Deps]) { tl.ServiceKey = "" }, want: "VisibilityRoutes without a ServiceKey: name the upstream service the tool calls"},
+		{name: "service key with slash", src: `ServiceKey: "cat/alog"
+VisibilityRoutes: []tool.Route{{URI: "/cat/alog/x", Method: "GET"}}`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.ServiceKey = "cat/alog"
 			tl.VisibilityRoutes = []tool.Route{{URI: "/cat/alog/x", Method: "GET"}}
 		}, want: `ServiceKey "cat/alog" is not a plain path segment: use letters, digits, "-", ".", "_" and "~"`},
-		{name: "service key dot-dot", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "service key dot-dot", src: `ServiceKey: ".."`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.ServiceKey = ".."
 		}, want: `ServiceKey ".." is not a plain path segment`},
-		{name: "service key that needs escaping", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "service key that needs escaping", src: `ServiceKey: "café"`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.ServiceKey = "café"
 		}, want: `ServiceKey "café" is not a plain path segment`},
 
 		// Routes and the service.
-		{name: "route of another service", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "route of another service", src: `VisibilityRoutes: []tool.Route{tool.ServiceRoute("billing", "GET", "/api/v1/items/{id}")}`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.VisibilityRoutes = []tool.Route{tool.ServiceRoute("billing", "GET", "/api/v1/items/{id}")}
 		}, want: `route GET /billing/api/v1/items/{id} is outside service "catalog" (its URI must start with "/catalog/")`},
-		{name: "route sharing the key's prefix", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "route sharing the key's prefix", src: `VisibilityRoutes: []tool.Route{{URI: "/catalogue/x", Method: "GET"}}`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.VisibilityRoutes = []tool.Route{{URI: "/catalogue/x", Method: "GET"}}
 		}, want: `route GET /catalogue/x is outside service "catalog"`},
-		{name: "ServiceRoute path without its slash", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "ServiceRoute path without its slash", src: `VisibilityRoutes: []tool.Route{tool.ServiceRoute("catalog", "GET", "api/v1/items")}`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.VisibilityRoutes = []tool.Route{tool.ServiceRoute("catalog", "GET", "api/v1/items")}
 		}, want: `route GET /catalogapi/v1/items is outside service "catalog" (its URI must start with "/catalog/"; if it was built with tool.ServiceRoute, the path must start with "/")`},
-		{name: "route of the service root", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "route of the service root", src: `VisibilityRoutes: []tool.Route{{URI: "/catalog", Method: "GET"}}`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.VisibilityRoutes = []tool.Route{{URI: "/catalog", Method: "GET"}}
 		}, want: `route GET /catalog is outside service "catalog"`},
-		{name: "route placeholder as service", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "route placeholder as service", src: `VisibilityRoutes: []tool.Route{{URI: "/{svc}/x", Method: "GET"}}`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.VisibilityRoutes = []tool.Route{{URI: "/{svc}/x", Method: "GET"}}
 		}, want: `route GET /{svc}/x is outside service "catalog"`},
-		{name: "no leading slash", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{{URI: "catalog/x", Method: "GET"}} }, want: `invalid route GET catalog/x: URI must start with "/"`},
-		{name: "dot-dot segment", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/api/../admin")} }, want: `invalid route GET /catalog/api/../admin: URI must not contain a ".." segment`},
-		{name: "dot segment", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/./x")} }, want: `URI must not contain a "." segment`},
-		{name: "escaped dot-dot segment", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/%2e%2e/admin")} }, want: `segment "%2e%2e": must not decode to ".."`},
-		{name: "query", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items?all=1")} }, want: "URI must not contain a query or fragment"},
-		{name: "fragment", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items#x")} }, want: "URI must not contain a query or fragment"},
-		{name: "white space", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/my items")} }, want: "URI must not contain white space or control characters"},
-		{name: "control character", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items\x00")} }, want: "URI must not contain white space or control characters"},
-		{name: "empty segment", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "//items")} }, want: "URI must not contain an empty segment"},
-		{name: "trailing slash", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items/")} }, want: "URI must not contain an empty segment"},
-		{name: "malformed placeholder", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items/{id")} }, want: `segment "{id": a placeholder must be a whole segment "{name}"`},
-		{name: "placeholder name", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items/{item-id}")} }, want: `placeholder "{item-id}": name must be an identifier`},
-		{name: "partial placeholder", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items/id-{id}")} }, want: "a placeholder must be a whole segment"},
-		{name: "duplicate placeholder", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/{id}/items/{id}")} }, want: "placeholder {id} appears twice"},
-		{name: "bad percent-escape", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/100%")} }, want: `segment "100%": malformed percent-escape`},
-		{name: "lowercase method", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("get", "/items")} }, want: `invalid route get /catalog/items: method "get" is not an upper-case HTTP method`},
-		{name: "unknown method", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("FETCH", "/items")} }, want: `method "FETCH" is not an upper-case HTTP method`},
-		{name: "empty method", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("", "/items")} }, want: `method "" is not an upper-case HTTP method`},
-		{name: "zero route", mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{{}} }, want: "invalid route"},
-		{name: "duplicate route", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "no leading slash", src: `VisibilityRoutes: []tool.Route{{URI: "catalog/x", Method: "GET"}}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{{URI: "catalog/x", Method: "GET"}} }, want: `invalid route GET catalog/x: URI must start with "/"`},
+		{name: "dot-dot segment", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/api/../admin")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/api/../admin")} }, want: `invalid route GET /catalog/api/../admin: URI must not contain a ".." segment`},
+		{name: "dot segment", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/./x")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/./x")} }, want: `URI must not contain a "." segment`},
+		{name: "escaped dot-dot segment", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/%2e%2e/admin")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/%2e%2e/admin")} }, want: `segment "%2e%2e": must not decode to ".."`},
+		{name: "query", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/items?all=1")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items?all=1")} }, want: "URI must not contain a query or fragment"},
+		{name: "fragment", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/items#x")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items#x")} }, want: "URI must not contain a query or fragment"},
+		{name: "white space", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/my items")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/my items")} }, want: "URI must not contain white space or control characters"},
+		{name: "control character", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/items\x00")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items\x00")} }, want: "URI must not contain white space or control characters"},
+		{name: "empty segment", src: `VisibilityRoutes: []tool.Route{catalog("GET", "//items")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "//items")} }, want: "URI must not contain an empty segment"},
+		{name: "trailing slash", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/items/")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items/")} }, want: "URI must not contain an empty segment"},
+		{name: "malformed placeholder", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/items/{id")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items/{id")} }, want: `segment "{id": a placeholder must be a whole segment "{name}"`},
+		{name: "placeholder name", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/items/{item-id}")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items/{item-id}")} }, want: `placeholder "{item-id}": name must be an identifier`},
+		{name: "partial placeholder", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/items/id-{id}")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items/id-{id}")} }, want: "a placeholder must be a whole segment"},
+		{name: "duplicate placeholder", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/{id}/items/{id}")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/{id}/items/{id}")} }, want: "placeholder {id} appears twice"},
+		{name: "bad percent-escape", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/100%")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("GET", "/100%")} }, want: `segment "100%": malformed percent-escape`},
+		{name: "lowercase method", src: `VisibilityRoutes: []tool.Route{catalog("get", "/items")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("get", "/items")} }, want: `invalid route get /catalog/items: method "get" is not an upper-case HTTP method`},
+		{name: "unknown method", src: `VisibilityRoutes: []tool.Route{catalog("FETCH", "/items")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("FETCH", "/items")} }, want: `method "FETCH" is not an upper-case HTTP method`},
+		{name: "empty method", src: `VisibilityRoutes: []tool.Route{catalog("", "/items")}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{catalog("", "/items")} }, want: `method "" is not an upper-case HTTP method`},
+		{name: "zero route", src: `VisibilityRoutes: []tool.Route{{}}`, mutate: func(tl *tool.Tool[*Deps]) { tl.VisibilityRoutes = []tool.Route{{}} }, want: "invalid route"},
+		{name: "duplicate route", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/items"), catalog("POST", "/items"), catalog("GET", "/items")}`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items"), catalog("POST", "/items"), catalog("GET", "/items")}
 		}, want: "duplicate route GET /catalog/items"},
-		{name: "duplicate route but for a placeholder's name", mutate: func(tl *tool.Tool[*Deps]) {
+		{name: "duplicate route but for a placeholder's name", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/items/{id}"), catalog("GET", "/items/{name}")}`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items/{id}"), catalog("GET", "/items/{name}")}
 		}, want: "duplicate route GET /catalog/items/{name} (the same as GET /catalog/items/{id}: placeholder names do not tell routes apart)"},
 	}
+}
+
+func TestCheck(t *testing.T) {
+	tests := checkCases()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tl := mapped()

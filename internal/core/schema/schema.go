@@ -86,7 +86,7 @@ func For(t reflect.Type) (*jsonschema.Schema, error) {
 func reflectType(t reflect.Type, output bool) (*jsonschema.Schema, error) {
 	t = deref(t)
 	if t.Kind() == reflect.Interface {
-		return nil, fmt.Errorf("%v is an interface: its schema is unknown", t)
+		return nil, errInterface(t.String())
 	}
 	n, err := walk(t)
 	if err != nil {
@@ -199,23 +199,44 @@ func newObject(t reflect.Type, output bool) (*Object, error) {
 	}
 	s, err := reflectType(t, output)
 	if err != nil {
-		return nil, fmt.Errorf("%s type: %w", what, err)
+		return nil, typeError(what, err)
 	}
 	if s.Type != "object" {
-		var kind string
-		switch s.Type {
-		case "":
-			kind = "a schema of no type"
-		case "array", "integer":
-			kind = "an " + s.Type + " schema"
-		default:
-			kind = "a " + s.Type + " schema"
-		}
-		return nil, fmt.Errorf("%s type %v reflects to %s, want an object (structs and maps are objects; wrap a list in a struct)", what, t, kind)
+		return nil, NotObject(what, t.String(), s.Type)
 	}
 	o, err := newObjectOf(s, what)
 	if err != nil {
 		return nil, fmt.Errorf("%s type %v: %w", what, t, err)
 	}
 	return o, nil
+}
+
+// typeError is the error of a type whose schema fails to reflect, as a
+// tool's input or output (what).
+func typeError(what string, err error) error { return fmt.Errorf("%s type: %w", what, err) }
+
+func errInterface(typ string) error {
+	return fmt.Errorf("%v is an interface: its schema is unknown", typ)
+}
+
+// Interface is [Input]'s (what "input") or [Output]'s (what "output")
+// error for an interface type, spelled typ as reflect.Type's String
+// spells it. registry/vet reports it for the types it sees in the source.
+func Interface(what, typ string) error { return typeError(what, errInterface(typ)) }
+
+// NotObject is [Input]'s (what "input") or [Output]'s (what "output")
+// error for a type, spelled typ as reflect.Type's String spells it,
+// whose schema has the JSON type jsonType, not "object". registry/vet
+// reports it for the types it sees in the source.
+func NotObject(what, typ, jsonType string) error {
+	var kind string
+	switch jsonType {
+	case "":
+		kind = "a schema of no type"
+	case "array", "integer":
+		kind = "an " + jsonType + " schema"
+	default:
+		kind = "a " + jsonType + " schema"
+	}
+	return fmt.Errorf("%s type %v reflects to %s, want an object (structs and maps are objects; wrap a list in a struct)", what, typ, kind)
 }

@@ -6,7 +6,8 @@
 // The roles under internal/:
 //
 //   - internal/core/...: code the public packages share (the call state,
-//     schema reflection, the bound on echoed values, log redaction);
+//     schema reflection, the bound on echoed values, log redaction, the
+//     declaration rules the registry and registry/vet apply);
 //   - internal/serve/...: the server's own mechanisms (work in flight,
 //     the one outcome classifier);
 //   - internal/sdkfix/...: go-sdk workarounds, one package per defect,

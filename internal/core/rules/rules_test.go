@@ -1,0 +1,117 @@
+package rules_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/core/rules"
+	"github.com/toolroute/toolroute/tool"
+)
+
+func problems(d rules.Decl) []string {
+	var out []string
+	rules.Check(&d, func(p rules.Problem) { out = append(out, fmt.Sprintf("%d/%d: %s", p.Field, p.Route, p.Text)) })
+	return out
+}
+
+// blank returns d with the fields of unknown unknown, and zero, as the
+// analyzer leaves a value it does not know.
+func blank(d rules.Decl, unknown rules.Field) rules.Decl {
+	d.Unknown = unknown
+	if unknown&rules.Name != 0 {
+		d.Name = ""
+	}
+	if unknown&rules.Description != 0 {
+		d.Description = ""
+	}
+	if unknown&rules.ServiceKey != 0 {
+		d.ServiceKey = ""
+	}
+	if unknown&rules.Routes != 0 {
+		d.Routes = nil
+	}
+	if unknown&rules.Local != 0 {
+		d.Local = false
+	}
+	if unknown&rules.Behaviour != 0 {
+		d.Behaviour = behaviour.Unset
+	}
+	if unknown&rules.Handler != 0 {
+		d.Handler = nil
+	}
+	return d
+}
+
+// TestUnknownIsSound: whatever a caller does not know, Check reports
+// only problems the whole declaration has too, so that the analyzer,
+// which knows a part, reports nothing Register would accept.
+func TestUnknownIsSound(t *testing.T) {
+	get := tool.ServiceRoute("catalog", "GET", "/items/{id}")
+	decls := []rules.Decl{
+		{Name: "ok", Description: "d", ServiceKey: "catalog", Routes: []tool.Route{get}, Behaviour: behaviour.ReadOnly},
+		{Name: "local", Description: "d", Local: true, Behaviour: behaviour.ReadOnly},
+		{},
+		{Local: true, ServiceKey: "catalog", Routes: []tool.Route{get}},
+		{Name: "bad name", ServiceKey: "cat/alog", Routes: []tool.Route{get, {URI: "x", Method: "get"}, get}, Behaviour: 9, Handler: rules.ErrMissingHandler, FirstSite: "a.go:1"},
+		{Name: "no_key", Description: "d", Routes: []tool.Route{get, tool.ServiceRoute("catalog", "GET", "/items/{name}")}, Behaviour: behaviour.Additive},
+		{Name: "other", Description: " ", ServiceKey: "billing", Routes: []tool.Route{get, {}}, Behaviour: behaviour.Destructive},
+	}
+	fields := []rules.Field{rules.Name, rules.Description, rules.ServiceKey, rules.Routes, rules.Local, rules.Behaviour, rules.Handler}
+	for i, d := range decls {
+		whole := problems(d)
+		for mask := range rules.Field(1 << len(fields)) {
+			var unknown rules.Field
+			for j, f := range fields {
+				if mask&(1<<j) != 0 {
+					unknown |= f
+				}
+			}
+			for routeMask := range 1 << len(d.Routes) {
+				if unknown&rules.Routes != 0 && routeMask != 0 {
+					continue
+				}
+				p := blank(d, unknown)
+				if routeMask != 0 {
+					p.Routes = slices.Clone(p.Routes)
+					p.RouteUnknown = make([]bool, len(p.Routes))
+					for k := range p.Routes {
+						if routeMask&(1<<k) != 0 {
+							p.RouteUnknown[k], p.Routes[k] = true, tool.Route{}
+						}
+					}
+				}
+				for _, got := range problems(p) {
+					if !slices.Contains(whole, got) {
+						t.Errorf("decl %d, unknown %b, routes unknown %b: %q, which the whole declaration does not have (it has %q)", i, unknown, routeMask, got, whole)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCheckOrder pins the order of a declaration's problems, Register's.
+func TestCheckOrder(t *testing.T) {
+	d := rules.Decl{
+		Name:       "",
+		ServiceKey: "catalog",
+		Routes:     []tool.Route{{URI: "/catalog/a/../b", Method: "GET"}, {URI: "/billing/x", Method: "GET"}, {URI: "/catalog/ok", Method: "GET"}, {URI: "/catalog/ok", Method: "GET"}},
+		Handler:    rules.ErrMissingHandler,
+		FirstSite:  "a.go:1",
+	}
+	want := []string{
+		"1/-1: empty Name",
+		"1/-1: duplicate tool name, first registered at a.go:1",
+		"2/-1: missing Description",
+		"32/-1: Behaviour is unset: declare behaviour.ReadOnly, behaviour.Additive or behaviour.Destructive",
+		"64/-1: missing Handler (use tool.Handle or tool.HandleResult)",
+		`8/0: invalid route GET /catalog/a/../b: URI must not contain a ".." segment`,
+		`8/1: route GET /billing/x is outside service "catalog" (its URI must start with "/catalog/")`,
+		"8/3: duplicate route GET /catalog/ok",
+	}
+	if got := problems(d); !slices.Equal(got, want) {
+		t.Errorf("problems:\n%q\nwant\n%q", got, want)
+	}
+}

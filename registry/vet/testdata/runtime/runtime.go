@@ -1,0 +1,105 @@
+// Package runtime declares tools from values built at run time: the
+// analyzer must say nothing of them, whatever the registry says when
+// they run.
+package runtime
+
+import (
+	"context"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/registry"
+	"github.com/toolroute/toolroute/tool"
+
+	"vettest/svc"
+)
+
+type Deps struct{}
+
+var Registry = registry.New[*Deps]()
+
+type args struct {
+	ID string `json:"id"`
+}
+
+func get(context.Context, *Deps, *mcp.CallToolRequest, args) (args, error) { return args{}, nil }
+
+var (
+	name     = os.Getenv("TOOL_NAME")
+	desc     = os.Getenv("TOOL_DESCRIPTION")
+	key      = os.Getenv("TOOL_SERVICE")
+	method   = os.Getenv("TOOL_METHOD")
+	local    = os.Getenv("TOOL_LOCAL") != ""
+	behav    behaviour.Behaviour
+	handler  = tool.Handle(get)
+	routes   = svc.Routes()
+	variable = tool.ServiceRoute("svc", "GET", "/items")
+)
+
+func init() { variable = tool.Route{URI: os.Getenv("URI"), Method: "GET"} }
+
+func routeOf(m, p string) tool.Route { return tool.ServiceRoute(key, m, p) }
+
+func init() {
+	Registry.Register(tool.Tool[*Deps]{
+		Name:             name,
+		Description:      desc,
+		ServiceKey:       key,
+		VisibilityRoutes: routes,
+		Local:            local,
+		Behaviour:        behav,
+		Handler:          handler,
+	})
+	Registry.Register(tool.Tool[*Deps]{
+		Name:        "runtime_routes",
+		Description: "d",
+		ServiceKey:  "svc",
+		VisibilityRoutes: []tool.Route{
+			tool.ServiceRoute("svc", method, "/items"),
+			routeOf("GET", "/x"),
+			svc.Moved,
+			svc.Patched,
+			svc.Route(method, "/x"),
+			svc.Runtime("/x"),
+			svc.Item(name),
+			svc.Dynamic,
+			variable,
+			{URI: "/svc/" + name, Method: "GET"},
+		},
+		Behaviour: behaviour.ReadOnly,
+		Handler:   tool.Handle(get),
+	})
+	// A name repeated outside init, or on a registry that is not a
+	// package-level variable, is the registry's to refuse.
+	r := registry.New[*Deps]()
+	for range 2 {
+		r.Register(tool.Tool[*Deps]{Name: "loop", Description: "d", Local: true, Behaviour: behaviour.ReadOnly, Handler: tool.Handle(get)})
+	}
+	// Registrations that may not both run.
+	if os.Getenv("A") != "" {
+		Registry.Register(tool.Tool[*Deps]{Name: "either", Description: "d", Local: true, Behaviour: behaviour.ReadOnly, Handler: tool.Handle(get)})
+	} else {
+		Registry.Register(tool.Tool[*Deps]{Name: "either", Description: "d", Local: true, Behaviour: behaviour.ReadOnly, Handler: tool.Handle(get)})
+	}
+	// A generic In or Out type is reflect's to spell.
+	Registry.Register(tool.Tool[*Deps]{
+		Name:        "generic",
+		Description: "d",
+		Local:       true,
+		Behaviour:   behaviour.ReadOnly,
+		Handler: tool.Handle(func(context.Context, *Deps, *mcp.CallToolRequest, args) (box[args], error) {
+			return box[args]{}, nil
+		}),
+	})
+}
+
+type box[T any] struct{ V T }
+
+func later() {
+	Registry.Register(tool.Tool[*Deps]{Name: "later", Description: "d", Local: true, Behaviour: behaviour.ReadOnly, Handler: tool.Handle(get)})
+	Registry.Register(tool.Tool[*Deps]{Name: "later", Description: "d", Local: true, Behaviour: behaviour.ReadOnly, Handler: tool.Handle(get)})
+}
+
+var _ = later
