@@ -14,9 +14,10 @@
 //   - refuses at once a token refused in the last 10 s (negative cache,
 //     by SHA-256 digest, 10,000 at most);
 //   - answers 429 with Retry-After, without verifying, to a client
-//     address (an IPv4 address, an IPv6 /64) that had 20 tokens refused
-//     in a burst, refilled one a second (state for 10,000 addresses at
-//     most);
+//     address (an IPv4 address, an IPv6 /64) past its budget of tokens
+//     to verify: 20 at once, one more a second; a token not known here
+//     costs one when it is verified, and a refused one when it is
+//     refused again (state for 10,000 addresses at most);
 //   - asks the verifier once for concurrent requests with one token
 //     (singleflight, by digest), unbound from any one request's end;
 //   - answers 503 with Retry-After, without verifying, once 64
@@ -61,7 +62,7 @@ const (
 	refuseTTL = 10 * time.Second // a refused token is refused again at once this long
 	refuseMax = 10_000
 
-	failureBurst = 20          // refused tokens an address may send at once
+	failureBurst = 20          // unknown tokens an address may have verified at once
 	failureEvery = time.Second // and one more per this, sustained
 	addressMax   = 10_000
 
@@ -141,7 +142,7 @@ func (g *Guard) Verify(ctx context.Context, token string, r *http.Request) (*aut
 			g.addresses.failed(addr, now)
 			return nil, errRefused
 		}
-		if wait := g.addresses.wait(addr, now); wait > 0 {
+		if wait := g.addresses.admit(addr, now); wait > 0 {
 			return nil, &Refusal{Status: http.StatusTooManyRequests, RetryAfter: wait, Text: "too many invalid tokens from this address; try again later"}
 		}
 	}
@@ -150,9 +151,6 @@ func (g *Guard) Verify(ctx context.Context, token string, r *http.Request) (*aut
 	})
 	select {
 	case res := <-ch:
-		if errors.Is(res.Err, auth.ErrInvalidToken) {
-			g.addresses.failed(addr, g.now())
-		}
 		if res.Err != nil {
 			return nil, res.Err
 		}
@@ -294,25 +292,28 @@ func newAddresses(max int) *addresses {
 	return &addresses{max: max, m: map[netip.Prefix]*rate.Limiter{}}
 }
 
-// wait returns how long a is over its limit at now: 0 if it may have a
-// token verified.
-func (as *addresses) wait(a netip.Prefix, now time.Time) time.Duration {
+// admit charges a token to verify to a and returns 0, or, if a's budget
+// is spent, how long until it has one again (charging nothing).
+func (as *addresses) admit(a netip.Prefix, now time.Time) time.Duration {
 	as.mu.Lock()
 	defer as.mu.Unlock()
-	lim := as.m[a]
-	if lim == nil {
+	lim := as.limiter(a, now)
+	if lim.AllowN(now, 1) {
 		return 0
 	}
-	if t := lim.TokensAt(now); t < 1 {
-		return time.Duration((1 - t) * float64(failureEvery))
-	}
-	return 0
+	return max(time.Millisecond, time.Duration((1-lim.TokensAt(now))*float64(failureEvery)))
 }
 
-// failed charges a refused token to a.
+// failed charges a refused token to a, if its budget has any left.
 func (as *addresses) failed(a netip.Prefix, now time.Time) {
 	as.mu.Lock()
 	defer as.mu.Unlock()
+	as.limiter(a, now).AllowN(now, 1)
+}
+
+// limiter returns a's bucket, making room for it if need be; as.mu is
+// held.
+func (as *addresses) limiter(a netip.Prefix, now time.Time) *rate.Limiter {
 	lim := as.m[a]
 	if lim == nil {
 		if len(as.m) >= as.max {
@@ -331,5 +332,5 @@ func (as *addresses) failed(a netip.Prefix, now time.Time) {
 		lim = rate.NewLimiter(rate.Every(failureEvery), failureBurst)
 		as.m[a] = lim
 	}
-	lim.AllowN(now, 1)
+	return lim
 }
