@@ -1,0 +1,5 @@
+//go:build !race
+
+package oauth_test
+
+const raceEnabled = false
