@@ -74,6 +74,9 @@ func TestGuardBoundsVerificationsInFlight(t *testing.T) {
 		return authz.Caller{}, server.ErrInvalidToken
 	}
 	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{Verifier: slow, Logger: discardLogger})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the server's shutdown, which waits for the requests
 	from := func(ip string) *http.Client {
 		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
 		return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
@@ -120,7 +123,7 @@ func TestGuardBoundsVerificationsInFlight(t *testing.T) {
 		}
 	}
 	waitFor(t, "64 verifications in flight", func() bool { return inFlight.Load() == bound })
-	close(release)
+	free()
 	wg.Wait()
 	close(answers)
 	for a := range answers {

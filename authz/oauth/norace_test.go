@@ -1,5 +1,0 @@
-//go:build !race
-
-package oauth_test
-
-const raceEnabled = false
