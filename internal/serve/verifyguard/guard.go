@@ -14,10 +14,11 @@
 //   - refuses at once a token refused in the last 10 s (negative cache,
 //     by SHA-256 digest, 10,000 at most);
 //   - answers 429 with Retry-After, without verifying, to a client
-//     address (an IPv4 address, an IPv6 /64) past its budget of tokens
-//     to verify: 20 at once, one more a second; a token not known here
-//     costs one when it is verified, and a refused one when it is
-//     refused again (state for 10,000 addresses at most);
+//     address (an IPv4 address, an IPv6 /64) past its budget of refused
+//     tokens: 20 at once, one more a second; a verification of a token
+//     not known here holds a unit of it while in flight, and keeps it
+//     unless the token is verified (a refusal, an outage, a request
+//     abandoned first: state for 10,000 addresses at most);
 //   - asks the verifier once for concurrent requests with one token
 //     (singleflight, by digest), unbound from any one request's end;
 //   - answers 503 with Retry-After, without verifying, once 64
@@ -46,7 +47,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/sync/singleflight"
-	"golang.org/x/time/rate"
 
 	"github.com/toolroute/toolroute/authz"
 )
@@ -62,7 +62,7 @@ const (
 	refuseTTL = 10 * time.Second // a refused token is refused again at once this long
 	refuseMax = 10_000
 
-	failureBurst = 20          // unknown tokens an address may have verified at once
+	failureBurst = 20          // refused tokens an address may send at once
 	failureEvery = time.Second // and one more per this, sustained
 	addressMax   = 10_000
 
@@ -146,11 +146,16 @@ func (g *Guard) Verify(ctx context.Context, token string, r *http.Request) (*aut
 			return nil, &Refusal{Status: http.StatusTooManyRequests, RetryAfter: wait, Text: "too many invalid tokens from this address; try again later"}
 		}
 	}
+	verified := false
+	if !known {
+		defer func() { g.addresses.settle(addr, verified, g.now()) }()
+	}
 	ch := g.flight.DoChan(string(key[:]), func() (any, error) {
 		return g.verify(ctx, token, r, key, known)
 	})
 	select {
 	case res := <-ch:
+		verified = res.Err == nil
 		if res.Err != nil {
 			return nil, res.Err
 		}
@@ -279,46 +284,86 @@ func (d *digests) remove(k [sha256.Size]byte) {
 	delete(d.m, k)
 }
 
-// addresses holds a token bucket of refused tokens per client address,
-// for at most max addresses: when full, the addresses whose bucket is
-// full again go (they have nothing to remember), then an arbitrary half.
+// addresses holds a bucket of refused tokens per client address, for at
+// most max addresses: when full, the addresses whose bucket is full again
+// go (they have nothing to remember), then an arbitrary half. A
+// verification reserves a unit of its address's bucket ([addresses.admit])
+// and gives it back if its token is verified ([addresses.settle]), so
+// that concurrent requests cannot all pass while one unit is left, and a
+// token that works costs nothing.
 type addresses struct {
 	max int
 	mu  sync.Mutex
-	m   map[netip.Prefix]*rate.Limiter
+	m   map[netip.Prefix]*bucket
+}
+
+// bucket is a token bucket of failureBurst units, refilled one every
+// failureEvery.
+type bucket struct {
+	units float64
+	at    time.Time // when units was counted
+}
+
+func (b *bucket) level(now time.Time) float64 {
+	return min(failureBurst, b.units+float64(now.Sub(b.at))/float64(failureEvery))
+}
+
+func (b *bucket) set(units float64, now time.Time) {
+	b.units, b.at = units, now
 }
 
 func newAddresses(max int) *addresses {
-	return &addresses{max: max, m: map[netip.Prefix]*rate.Limiter{}}
+	return &addresses{max: max, m: map[netip.Prefix]*bucket{}}
 }
 
-// admit charges a token to verify to a and returns 0, or, if a's budget
-// is spent, how long until it has one again (charging nothing).
+// admit reserves a unit of a's budget and returns 0, or, if a's budget is
+// spent, how long until it has a unit again (reserving nothing).
 func (as *addresses) admit(a netip.Prefix, now time.Time) time.Duration {
 	as.mu.Lock()
 	defer as.mu.Unlock()
-	lim := as.limiter(a, now)
-	if lim.AllowN(now, 1) {
-		return 0
+	b := as.bucket(a, now)
+	l := b.level(now)
+	if l < 1 {
+		return max(time.Millisecond, time.Duration((1-l)*float64(failureEvery)))
 	}
-	return max(time.Millisecond, time.Duration((1-lim.TokensAt(now))*float64(failureEvery)))
+	b.set(l-1, now)
+	return 0
 }
 
-// failed charges a refused token to a, if its budget has any left.
+// settle ends a's reservation: a verified token gives its unit back;
+// any other outcome keeps it (a refusal; an outage, during which a
+// client's retries must not hammer the dependency; a request abandoned
+// before its answer).
+func (as *addresses) settle(a netip.Prefix, verified bool, now time.Time) {
+	if !verified {
+		return
+	}
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if b := as.m[a]; b != nil {
+		b.set(min(failureBurst, b.level(now)+1), now)
+	}
+}
+
+// failed charges a token refused without verifying to a, if its budget
+// has a unit left.
 func (as *addresses) failed(a netip.Prefix, now time.Time) {
 	as.mu.Lock()
 	defer as.mu.Unlock()
-	as.limiter(a, now).AllowN(now, 1)
+	b := as.bucket(a, now)
+	if l := b.level(now); l >= 1 {
+		b.set(l-1, now)
+	}
 }
 
-// limiter returns a's bucket, making room for it if need be; as.mu is
+// bucket returns a's bucket, making room for it if need be; as.mu is
 // held.
-func (as *addresses) limiter(a netip.Prefix, now time.Time) *rate.Limiter {
-	lim := as.m[a]
-	if lim == nil {
+func (as *addresses) bucket(a netip.Prefix, now time.Time) *bucket {
+	b := as.m[a]
+	if b == nil {
 		if len(as.m) >= as.max {
-			for k, l := range as.m {
-				if l.TokensAt(now) >= failureBurst {
+			for k, b := range as.m {
+				if b.level(now) >= failureBurst {
 					delete(as.m, k)
 				}
 			}
@@ -329,8 +374,8 @@ func (as *addresses) limiter(a netip.Prefix, now time.Time) *rate.Limiter {
 				delete(as.m, k)
 			}
 		}
-		lim = rate.NewLimiter(rate.Every(failureEvery), failureBurst)
-		as.m[a] = lim
+		b = &bucket{units: failureBurst, at: now}
+		as.m[a] = b
 	}
-	return lim
+	return b
 }

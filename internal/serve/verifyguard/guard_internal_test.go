@@ -1,12 +1,17 @@
 package verifyguard
 
 import (
+	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"net/http"
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // Client addresses are IPv4 addresses and IPv6 /64s: a host cannot
@@ -56,5 +61,39 @@ func TestStateIsBounded(t *testing.T) {
 	}
 	if w := as.admit(a, now.Add(failureEvery)); w != 0 {
 		t.Errorf("a second later: wait %v, want none", w)
+	}
+
+	// Tokens that work cost nothing: 100 new valid tokens from one
+	// address (a proxy in front, a NAT) are all admitted.
+	ok := netip.MustParsePrefix("198.51.100.2/32")
+	for i := range 100 {
+		if w := as.admit(ok, now); w != 0 {
+			t.Fatalf("admission %d of verified tokens: wait %v, want none", i+1, w)
+		}
+		as.settle(ok, true, now)
+	}
+}
+
+// A client that abandons its requests before their answers is charged
+// for them: else random tokens sent and dropped at once would pass the
+// address's limit unbounded.
+func TestAbandonedRequestsAreCharged(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	g := New(func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+		<-release
+		return nil, auth.ErrInvalidToken
+	})
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := &http.Request{RemoteAddr: "192.0.2.1:1234"}
+	for i := range failureBurst {
+		if _, err := g.Verify(gone, rand.Text(), r); err != errEnded {
+			t.Fatalf("abandoned request %d: %v, want %v", i+1, err, errEnded)
+		}
+	}
+	var refusal *Refusal
+	if _, err := g.Verify(gone, rand.Text(), r); !errors.As(err, &refusal) || refusal.Status != http.StatusTooManyRequests {
+		t.Errorf("past the burst of abandoned requests: %v, want a 429", err)
 	}
 }
