@@ -32,8 +32,7 @@ const (
 // endpoint next to nothing. 20,000 random bearers cause at most 1 %
 // as many introspections (the per-address limit on refused tokens),
 // one unknown token sent 1,000 times at most one (singleflight, then
-// the negative cache; the concurrent first requests past the address's
-// budget get 429), and a caller whose token works, from the same
+// the negative cache), and a caller whose token works, from the same
 // address, is served meanwhile (its latency is logged).
 func TestIntrospectionFlood(t *testing.T) {
 	if testing.Short() {

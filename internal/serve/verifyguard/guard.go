@@ -16,9 +16,10 @@
 //   - answers 429 with Retry-After, without verifying, to a client
 //     address (an IPv4 address, an IPv6 /64) past its budget of refused
 //     tokens: 20 at once, one more a second; a verification of a token
-//     not known here holds a unit of it while in flight, and keeps it
-//     unless the token is verified (a refusal, an outage, a request
-//     abandoned first: state for 10,000 addresses at most);
+//     not known here holds a unit of it while in flight (concurrent
+//     requests with that token share the unit), and keeps it unless the
+//     token is verified (a refusal, an outage: state for 10,000
+//     addresses at most);
 //   - asks the verifier once for concurrent requests with one token
 //     (singleflight, by digest), unbound from any one request's end;
 //   - answers 503 with Retry-After, without verifying, once 64
@@ -142,20 +143,15 @@ func (g *Guard) Verify(ctx context.Context, token string, r *http.Request) (*aut
 			g.addresses.failed(addr, now)
 			return nil, errRefused
 		}
-		if wait := g.addresses.admit(addr, now); wait > 0 {
-			return nil, &Refusal{Status: http.StatusTooManyRequests, RetryAfter: wait, Text: "too many invalid tokens from this address; try again later"}
+		if wait := g.addresses.over(addr, now); wait > 0 {
+			return nil, limited(wait)
 		}
 	}
-	verified := false
-	if !known {
-		defer func() { g.addresses.settle(addr, verified, g.now()) }()
-	}
 	ch := g.flight.DoChan(string(key[:]), func() (any, error) {
-		return g.verify(ctx, token, r, key, known)
+		return g.verify(ctx, token, r, key, known, addr)
 	})
 	select {
 	case res := <-ch:
-		verified = res.Err == nil
 		if res.Err != nil {
 			return nil, res.Err
 		}
@@ -169,10 +165,18 @@ func (g *Guard) Verify(ctx context.Context, token string, r *http.Request) (*aut
 	}
 }
 
+// limited is the answer to an address over its limit.
+func limited(wait time.Duration) *Refusal {
+	return &Refusal{Status: http.StatusTooManyRequests, RetryAfter: wait, Text: "too many invalid tokens from this address; try again later"}
+}
+
 // verify is one flight: it asks the verifier, unbound from the end of
-// the request that started it (the others of the flight wait for it),
-// and records the answer.
-func (g *Guard) verify(ctx context.Context, token string, r *http.Request, key [sha256.Size]byte, known bool) (*auth.TokenInfo, error) {
+// the request that started it (the others of the flight wait for it,
+// and are not charged: one token costs one verification), and records
+// the answer. A token not known takes a slot of the bound and a unit of
+// addr's budget (addr: the address of the flight's first request), kept
+// unless the token is verified.
+func (g *Guard) verify(ctx context.Context, token string, r *http.Request, key [sha256.Size]byte, known bool, addr netip.Prefix) (_ *auth.TokenInfo, err error) {
 	if !known {
 		select {
 		case g.verifying <- struct{}{}:
@@ -180,6 +184,10 @@ func (g *Guard) verify(ctx context.Context, token string, r *http.Request, key [
 		default:
 			return nil, errBusy
 		}
+		if wait := g.addresses.admit(addr, g.now()); wait > 0 {
+			return nil, limited(wait)
+		}
+		defer func() { g.addresses.settle(addr, err == nil, g.now()) }()
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flightMax)
 	defer cancel()
@@ -316,6 +324,21 @@ func newAddresses(max int) *addresses {
 	return &addresses{max: max, m: map[netip.Prefix]*bucket{}}
 }
 
+// over returns how long until a's budget has a unit again, 0 if it has
+// one now.
+func (as *addresses) over(a netip.Prefix, now time.Time) time.Duration {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	b := as.m[a]
+	if b == nil {
+		return 0
+	}
+	if l := b.level(now); l < 1 {
+		return max(time.Millisecond, time.Duration((1-l)*float64(failureEvery)))
+	}
+	return 0
+}
+
 // admit reserves a unit of a's budget and returns 0, or, if a's budget is
 // spent, how long until it has a unit again (reserving nothing).
 func (as *addresses) admit(a netip.Prefix, now time.Time) time.Duration {
@@ -332,8 +355,8 @@ func (as *addresses) admit(a netip.Prefix, now time.Time) time.Duration {
 
 // settle ends a's reservation: a verified token gives its unit back;
 // any other outcome keeps it (a refusal; an outage, during which a
-// client's retries must not hammer the dependency; a request abandoned
-// before its answer).
+// client's retries must not hammer the dependency). A request abandoned
+// before its answer does not end the reservation: its flight does.
 func (as *addresses) settle(a netip.Prefix, verified bool, now time.Time) {
 	if !verified {
 		return
