@@ -510,6 +510,13 @@ func TestExternalUpstream(t *testing.T) {
 // rbacProxy is a small RBAC proxy auth API (the one authz.ProxyAuth asks):
 // token "proxy-reader" may GET, "proxy-admin" anything.
 func rbacProxy(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(rbacProxyHandler())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// rbacProxyHandler is [rbacProxy]'s handler.
+func rbacProxyHandler() http.Handler {
 	allowed := func(r *http.Request, method string) (bool, bool) {
 		switch r.Header.Get("Authorization") {
 		case "Bearer proxy-admin":
@@ -551,9 +558,7 @@ func rbacProxy(t *testing.T) *httptest.Server {
 		}
 		json.NewEncoder(w).Encode(routes)
 	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	return mux
 }
 
 func TestProxyAuth(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/toolroute/toolroute/internal/sdkfix/bearerstatus"
+	"github.com/toolroute/toolroute/internal/serve/verifyguard"
 )
 
 // errUnavailable is what a verifier's outage becomes: HTTP 503.
@@ -45,6 +46,10 @@ func bearerToken(h string) (string, bool) {
 //     (RFC 6750 §3.1);
 //   - a verifier outage (an *authz.OutageError): 503, with a body saying
 //     so and Retry-After — an outage is not the client's fault;
+//   - a request the guard in front of the verifier answers itself
+//     (internal/serve/verifyguard: too many refused tokens from the
+//     client's address, too many verifications in flight): 429 or 503
+//     with Retry-After, without verifying;
 //   - any other verifier failure: 500.
 //
 // The SDK's [auth.RequireBearerToken] still puts the token's information
@@ -54,7 +59,7 @@ func bearerToken(h string) (string, bool) {
 //
 // Verifier failures are reported to rep.
 func (o *HTTPOptions) requireBearer(next http.Handler, rep reporter) http.Handler {
-	verify := o.verifier(rep)
+	verify := verifyguard.New(o.verifier(rep)).Verify
 	metadataURL := o.ResourceMetadataURL
 	sdk := bearerstatus.New(next, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 	challenge := func(w http.ResponseWriter, params ...string) {
@@ -79,6 +84,7 @@ func (o *HTTPOptions) requireBearer(next http.Handler, rep reporter) http.Handle
 			return
 		}
 		ti, err := verify(r.Context(), token, r)
+		var refusal *verifyguard.Refusal
 		switch {
 		case err == nil:
 			sdk.Serve(w, r, ti)
@@ -88,6 +94,8 @@ func (o *HTTPOptions) requireBearer(next http.Handler, rep reporter) http.Handle
 		case errors.Is(err, errUnavailable):
 			w.Header().Set("Retry-After", "10")
 			http.Error(w, unavailableText, http.StatusServiceUnavailable)
+		case errors.As(err, &refusal):
+			refusal.Write(w)
 		default:
 			http.Error(w, errVerifier.Error(), http.StatusInternalServerError)
 		}

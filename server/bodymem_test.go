@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -67,14 +68,22 @@ func TestDeclaredBodyReservesNoMemory(t *testing.T) {
 		rounds   = 5
 		rssGoal  = 200 << 20
 	)
+	// A token per connection: concurrent requests with one token are
+	// verified once, and the count below tells when every connection
+	// is past its verification. The connections come from 16 loopback
+	// addresses each (127.0.0.2, ...), as so many clients would: from
+	// one, new tokens past 20 in flight would wait their turn (429).
+	tokens := maps.Clone(testTokens)
+	for i := range conns {
+		tokens[fmt.Sprintf("viewer-token-%d", i)] = authz.Caller{Subject: "victor", Roles: []string{"viewer"}}
+	}
 	var verified atomic.Int64
 	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{
-		Verifier:    countingVerifier(server.StaticTokens(testTokens), &verified),
+		Verifier:    countingVerifier(server.StaticTokens(tokens), &verified),
 		BodyTimeout: time.Minute, // the test ends the connections itself
 	})
 	heapBefore := heapBytes()
 
-	head := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer viewer-token\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n{", hs.Addr(), declared)
 	cs := make([]net.Conn, 0, conns)
 	t.Cleanup(func() {
 		for _, c := range cs {
@@ -82,10 +91,15 @@ func TestDeclaredBodyReservesNoMemory(t *testing.T) {
 		}
 	})
 	for range conns {
-		c, err := net.Dial("tcp", hs.Addr())
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, byte((2+len(cs)/16)/256), byte((2+len(cs)/16)%256))}}
+		c, err := d.Dial("tcp", hs.Addr())
+		if err != nil && len(cs) == 0 {
+			t.Skipf("no loopback address but 127.0.0.1: %v", err)
+		}
 		if err != nil {
 			t.Fatalf("connection %d: %v", len(cs), err)
 		}
+		head := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer viewer-token-%d\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n{", hs.Addr(), len(cs), declared)
 		cs = append(cs, c)
 		if _, err := io.WriteString(c, head); err != nil {
 			t.Fatal(err)

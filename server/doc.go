@@ -53,6 +53,17 @@
 // for forwarding upstream. On stdio and in-memory transports, the caller
 // is [Options.Caller], unless the context given to Connect carries one.
 //
+// Strangers' tokens cost the verifier's dependencies next to nothing:
+// in front of every verifier, a token over 8 KiB is refused unasked, a
+// refused one is refused again at once for 10 s (by its SHA-256
+// digest), concurrent requests with one token are verified once, a
+// client address (IPv4, or IPv6 /64) may have 20 tokens not seen here
+// verified at once and one more a second (then 429 with Retry-After),
+// and past 64 such verifications in flight a request gets 503 with
+// Retry-After. A token verified in the last hour passes both limits,
+// so an attacker cannot lock out callers whose tokens already work.
+// A TokenVerifier's answer must therefore depend on the token alone.
+//
 // # Calls
 //
 // Every request runs through one call path, built by [New], outermost

@@ -29,6 +29,11 @@ const (
 // introspection endpoint that was down.
 const probeInterval = 2 * time.Second
 
+// maxToken is the longest token an IntrospectionVerifier asks about, in
+// bytes: a longer one is refused without asking (no access token comes
+// near it, and an endpoint may answer a huge one with a 4xx).
+const maxToken = 8 << 10
+
 // IntrospectionOptions configures an [IntrospectionVerifier]. URL,
 // ClientID, ClientSecret and Audience are required; every other zero
 // field selects its default.
@@ -74,8 +79,13 @@ type IntrospectionVerifier struct {
 	opts    IntrospectionOptions
 	roles   string
 	client  *http.Client
-	down    atomic.Bool           // the last request was an outage
-	failure atomic.Pointer[error] // and its error
+	down    atomic.Bool           // the endpoint is down: not ready
+	failure atomic.Pointer[error] // and why
+	// suspect is set by a 4xx answer about a caller's token, which a
+	// stranger may provoke (a 413 for a huge token, a firewall's 403):
+	// it never makes the verifier unready by itself, but has Ready
+	// probe the endpoint with a token of its own, whose answer decides.
+	suspect atomic.Bool
 
 	probing   atomic.Bool  // a readiness probe is running
 	lastProbe atomic.Int64 // when the last one started, in Unix ns
@@ -124,15 +134,20 @@ func (v *IntrospectionVerifier) log() *slog.Logger {
 	return slog.Default()
 }
 
-// Ready reports whether the last introspection request reached the
-// authorization server (nil before the first), else why not. It has the
-// shape of server.HTTPServerOptions.ReadyCheck, so that /readyz says so. While
-// the server is not reached, Ready asks the endpoint about a token that
-// exists nowhere, in the background and at most every few seconds, so
-// that a readiness probe notices the server is back even when no traffic
+// Ready reports whether the authorization server answers (nil before
+// the first request), else why not. It has the shape of
+// server.HTTPServerOptions.ReadyCheck, so that /readyz says so. The endpoint
+// is down when it cannot be reached or answers 5xx (or refuses this
+// server's credentials, or answers what is not an introspection, to a
+// token of Ready's own); a 4xx answer about a caller's token, which a
+// stranger can provoke, never makes it unready. While the endpoint is
+// down or a 4xx came, Ready asks the endpoint about a token that exists
+// nowhere, in the background and at most every few seconds, so that a
+// readiness probe notices the server is back even when no traffic
 // reaches an unready replica. It never waits for that.
 func (v *IntrospectionVerifier) Ready(context.Context) error {
-	if !v.down.Load() {
+	down := v.down.Load()
+	if !down && !v.suspect.Load() {
 		return nil
 	}
 	if time.Since(time.Unix(0, v.lastProbe.Load())) >= probeInterval && v.probing.CompareAndSwap(false, true) {
@@ -141,8 +156,11 @@ func (v *IntrospectionVerifier) Ready(context.Context) error {
 			defer v.probing.Store(false)
 			ctx, cancel := context.WithTimeout(context.Background(), defaultTimeout)
 			defer cancel()
-			v.introspect(ctx, "toolroute-readiness-probe-"+rand.Text())
+			v.introspect(ctx, "toolroute-readiness-probe-"+rand.Text(), true)
 		}()
+	}
+	if !down {
+		return nil
 	}
 	if err := v.failure.Load(); err != nil {
 		return *err
@@ -156,20 +174,29 @@ func (v *IntrospectionVerifier) Ready(context.Context) error {
 // server.TokenVerifier (the request is not used).
 //
 // An inactive, foreign (audience, issuer) or subject-less token yields an
-// error wrapping [auth.ErrInvalidToken]; an outage an
-// *[authz.OutageError]. Neither holds the token.
+// error wrapping [auth.ErrInvalidToken], as do a token longer than 8 KiB
+// (refused without asking) and one the endpoint will not judge (400,
+// 413, 414, 422, 431); an outage an *[authz.OutageError]. Neither holds
+// the token.
 func (v *IntrospectionVerifier) Verify(ctx context.Context, token string, _ *http.Request) (authz.Caller, error) {
+	refuse := func(why string) (authz.Caller, error) {
+		v.log().DebugContext(ctx, "oauth: token refused by introspection", slog.String("reason", why))
+		return authz.Caller{}, fmt.Errorf("oauth: introspection: %s: %w", why, auth.ErrInvalidToken)
+	}
+	if len(token) > maxToken {
+		return refuse(fmt.Sprintf("the token exceeds %d bytes", maxToken))
+	}
 	now := time.Now()
 	if c, ok := v.cache.get(token, now); ok {
 		return c, nil
 	}
-	claims, err := v.introspect(ctx, token)
-	if err != nil {
+	claims, err := v.introspect(ctx, token, false)
+	var judged *unjudgedError
+	switch {
+	case errors.As(err, &judged):
+		return refuse(judged.why)
+	case err != nil:
 		return authz.Caller{}, err
-	}
-	refuse := func(why string) (authz.Caller, error) {
-		v.log().DebugContext(ctx, "oauth: token refused by introspection", slog.String("reason", why))
-		return authz.Caller{}, fmt.Errorf("oauth: introspection: %s: %w", why, auth.ErrInvalidToken)
 	}
 	if active, _ := claims["active"].(bool); !active {
 		return refuse("the token is not active")
@@ -217,8 +244,18 @@ func audienceHas(aud any, want string) bool {
 	return false
 }
 
-// introspect posts token to the endpoint and returns the answer's members.
-func (v *IntrospectionVerifier) introspect(ctx context.Context, token string) (map[string]any, error) {
+// unjudgedError is the endpoint's 4xx answer about the token itself
+// (its size, its form): the token is refused, the endpoint is not down.
+type unjudgedError struct{ why string }
+
+func (e *unjudgedError) Error() string { return e.why }
+
+// introspect posts token to the endpoint and returns the answer's
+// members. own tells a token of the verifier's own (Ready's probe), whose
+// every failure says the endpoint is down; a caller's token's 4xx only
+// makes it suspect (see [IntrospectionVerifier.Ready]), and a caller
+// that gives up (ctx ends) says nothing about the endpoint.
+func (v *IntrospectionVerifier) introspect(ctx context.Context, token string, own bool) (map[string]any, error) {
 	outage := func(err error) (map[string]any, error) {
 		v.failure.Store(&err)
 		v.down.Store(true)
@@ -235,13 +272,21 @@ func (v *IntrospectionVerifier) introspect(ctx context.Context, token string) (m
 	resp, err := v.client.Do(req)
 	if err != nil {
 		// The error names the endpoint; the token is in the body.
-		return outage(fmt.Errorf("oauth: introspection: %w", err))
+		err = fmt.Errorf("oauth: introspection: %w", err)
+		if ctx.Err() != nil && !own {
+			return nil, &authz.OutageError{Err: err}
+		}
+		return outage(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument))
 	switch {
 	case err != nil:
-		return outage(fmt.Errorf("oauth: introspection at %s: reading the answer: %v", v.opts.URL, err))
+		err = fmt.Errorf("oauth: introspection at %s: reading the answer: %v", v.opts.URL, err)
+		if ctx.Err() != nil && !own {
+			return nil, &authz.OutageError{Err: err}
+		}
+		return outage(err)
 	case resp.StatusCode != http.StatusOK:
 		var oe struct {
 			Error       string `json:"error"`
@@ -249,15 +294,32 @@ func (v *IntrospectionVerifier) introspect(ctx context.Context, token string) (m
 		}
 		json.Unmarshal(body, &oe)
 		why := strings.TrimSpace(resp.Status + " " + oe.Error + " " + oe.Description)
-		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden || oe.Error == "invalid_client" || oe.Error == "unauthorized_client" {
-			return outage(fmt.Errorf("oauth: introspection at %s refuses this server's client credentials (client %q): %s", v.opts.URL, v.opts.ClientID, why))
+		credentials := resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden || oe.Error == "invalid_client" || oe.Error == "unauthorized_client"
+		if credentials {
+			err = fmt.Errorf("oauth: introspection at %s refuses this server's client credentials (client %q): %s", v.opts.URL, v.opts.ClientID, why)
+		} else {
+			err = fmt.Errorf("oauth: introspection at %s: %s", v.opts.URL, why)
 		}
-		return outage(fmt.Errorf("oauth: introspection at %s: %s", v.opts.URL, why))
+		if own || resp.StatusCode >= 500 || resp.StatusCode < 400 {
+			return outage(err)
+		}
+		// A 4xx about a caller's token: a stranger may provoke it (a
+		// huge token, a firewall's 403 for a hostile-looking one), so it
+		// never says the endpoint is down; Ready's probe decides.
+		v.suspect.Store(true)
+		switch resp.StatusCode {
+		case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusRequestURITooLong, http.StatusUnprocessableEntity, http.StatusRequestHeaderFieldsTooLarge:
+			if !credentials {
+				return nil, &unjudgedError{why: "the endpoint will not judge the token: " + why}
+			}
+		}
+		return nil, &authz.OutageError{Err: err}
 	}
 	var claims map[string]any
 	if err := json.Unmarshal(body, &claims); err != nil {
 		return outage(fmt.Errorf("oauth: introspection at %s: the answer is not a JSON object: %v", v.opts.URL, err))
 	}
 	v.down.Store(false)
+	v.suspect.Store(false)
 	return claims, nil
 }
