@@ -40,6 +40,12 @@ import (
 //
 // If the returned caller's Bearer is empty, it is set to token, so that
 // tools forward it upstream.
+//
+// The server guards every verifier against strangers' tokens (see
+// the package doc on strangers' tokens): concurrent requests with one
+// token share one verification, and a refused token is refused again for
+// a few seconds without asking. So the answer must depend on the token
+// alone, not on the request r (which is the first of those requests).
 type TokenVerifier func(ctx context.Context, token string, r *http.Request) (authz.Caller, error)
 
 // ErrInvalidToken is the error a [TokenVerifier] wraps to refuse a token.
