@@ -441,6 +441,21 @@ func TestNonObject(t *testing.T) {
 			return obj{}, nil
 		}), `field "id": encoding/json writes ID string, the schema describes the embedded innerID.ID string (rename one)`},
 		{"text marshaler root", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (ticket, error) { return ticket{}, nil }), "output type tool_test.ticket reflects to a string schema, want an object"},
+		{"chan left out", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct {
+			A string
+			C chan int `json:"-"`
+		}) (obj, error) {
+			return obj{}, nil
+		}), ""},
+		{"chan field", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, struct{ C chan int }) (obj, error) {
+			return obj{}, nil
+		}), "holds a chan int, which encoding/json cannot encode"},
+		{"func field", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, obj) (struct{ F func() }, error) {
+			return struct{ F func() }{}, nil
+		}), "holds a func(), which encoding/json cannot encode"},
+		{"complex in a map", tool.Handle(func(context.Context, deps, *mcp.CallToolRequest, map[string]complex128) (obj, error) {
+			return obj{}, nil
+		}), "holds a complex128"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -166,6 +166,12 @@ func (w *walker) walk(t reflect.Type) *node {
 		return &node{t: t, kind: reflect.Map, keys: keys, elem: prop{w.walk(t.Elem()), nilable(t.Elem())}}
 	case reflect.Struct:
 		return w.walkStruct(t)
+	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
+		// encoding/json cannot encode these, and the reflector panics on
+		// them: refuse them here, with a message.
+		if w.check {
+			w.fail(wire, fmt.Errorf("%v holds a %v, which encoding/json cannot encode: leave it out of the JSON (json:\"-\")", w.root, t))
+		}
 	}
 	return nil
 }
