@@ -16,8 +16,8 @@ import (
 //
 // The bearer is a secret. It is forwarded upstream by [Transport] and sent
 // to an RBAC proxy by [ProxyAuth], and nothing else: Caller's String,
-// GoString, Format and LogValue methods print "[redacted]" in its place,
-// and it is left out of JSON.
+// Format (every verb, %#v included) and LogValue methods print
+// "[redacted]" in its place, and it is left out of JSON.
 type Caller struct {
 	// Subject identifies the caller (a user or service name, a token's
 	// "sub"). It is logged.
