@@ -51,7 +51,7 @@ func (c Caller) String() string {
 	return b.String()
 }
 
-// GoString is String in Go syntax, for the %#v verb; the bearer is
+// goString is String in Go syntax, for the %#v verb; the bearer is
 // redacted.
 func (c Caller) goString() string {
 	roles := "[]string(nil)"
