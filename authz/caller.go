@@ -24,6 +24,16 @@ type Caller struct {
 	Subject string
 	// Roles are the caller's roles, as a [Policy] keys on them.
 	Roles []string
+	// Client is the OAuth client the caller's token was issued to (its
+	// "azp", else its "client_id"): the agent or application acting,
+	// where Subject is the user it acts for. "" if unknown. It is logged
+	// and audited, so that an agent acting for a user is told apart from
+	// the user.
+	Client string
+	// Actors are the subjects of the token's delegation chain (RFC 8693
+	// "act" claims), the current actor first: who acts for Subject.
+	// Empty when Subject acts itself. They are logged and audited.
+	Actors []string
 	// Bearer is the caller's bearer token ("" if none), without the
 	// "Bearer " prefix.
 	Bearer string `json:"-"`
@@ -45,7 +55,22 @@ func (c Caller) String() string {
 		}
 		b.WriteString(strconv.Quote(r))
 	}
-	b.WriteString("], Bearer: ")
+	b.WriteString("]")
+	if c.Client != "" {
+		b.WriteString(", Client: ")
+		b.WriteString(strconv.Quote(c.Client))
+	}
+	if len(c.Actors) > 0 {
+		b.WriteString(", Actors: [")
+		for i, a := range c.Actors {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(strconv.Quote(a))
+		}
+		b.WriteString("]")
+	}
+	b.WriteString(", Bearer: ")
 	b.WriteString(c.bearerMark())
 	b.WriteByte('}')
 	return b.String()
@@ -54,19 +79,23 @@ func (c Caller) String() string {
 // goString is String in Go syntax, for the %#v verb; the bearer is
 // redacted.
 func (c Caller) goString() string {
-	roles := "[]string(nil)"
-	if c.Roles != nil {
-		q := make([]string, len(c.Roles))
-		for i, r := range c.Roles {
-			q[i] = strconv.Quote(r)
-		}
-		roles = "[]string{" + strings.Join(q, ", ") + "}"
-	}
 	bearer := `""`
 	if c.Bearer != "" {
 		bearer = strconv.Quote(redacted)
 	}
-	return fmt.Sprintf("authz.Caller{Subject:%q, Roles:%s, Bearer:%s}", c.Subject, roles, bearer)
+	return fmt.Sprintf("authz.Caller{Subject:%q, Roles:%s, Client:%q, Actors:%s, Bearer:%s}", c.Subject, goStrings(c.Roles), c.Client, goStrings(c.Actors), bearer)
+}
+
+// goStrings is ss in Go syntax.
+func goStrings(ss []string) string {
+	if ss == nil {
+		return "[]string(nil)"
+	}
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return "[]string{" + strings.Join(q, ", ") + "}"
 }
 
 // Format implements [fmt.Formatter] so that no verb (%v, %+v, %#v, %s,
@@ -82,10 +111,17 @@ func (c Caller) Format(f fmt.State, verb rune) {
 	}
 }
 
-// LogValue implements [slog.LogValuer]: a group of the subject, the roles
-// and, if the caller has a bearer, bearer="[redacted]".
+// LogValue implements [slog.LogValuer]: a group of the subject, the
+// roles, the client and actors if known and, if the caller has a bearer,
+// bearer="[redacted]".
 func (c Caller) LogValue() slog.Value {
 	attrs := []slog.Attr{slog.String("subject", c.Subject), slog.Any("roles", c.Roles)}
+	if c.Client != "" {
+		attrs = append(attrs, slog.String("client", c.Client))
+	}
+	if len(c.Actors) > 0 {
+		attrs = append(attrs, slog.Any("actors", c.Actors))
+	}
 	if c.Bearer != "" {
 		attrs = append(attrs, slog.String("bearer", redacted))
 	}

@@ -69,7 +69,8 @@ func rolesFrom(claims map[string]any, path string) ([]string, error) {
 }
 
 // callerFrom makes the caller of a token from its claims: the subject from
-// "sub" (required), the roles from the claim at rolesClaim.
+// "sub" (required), the roles from the claim at rolesClaim, the client
+// from "azp" (else "client_id") and the actors from the "act" chain.
 func callerFrom(claims map[string]any, rolesClaim, token string) (authz.Caller, error) {
 	sub, _ := claims["sub"].(string)
 	if sub == "" {
@@ -79,5 +80,28 @@ func callerFrom(claims map[string]any, rolesClaim, token string) (authz.Caller, 
 	if err != nil {
 		return authz.Caller{}, err
 	}
-	return authz.Caller{Subject: sub, Roles: roles, Bearer: token}, nil
+	client, _ := claims["azp"].(string)
+	if client == "" {
+		client, _ = claims["client_id"].(string)
+	}
+	return authz.Caller{Subject: sub, Roles: roles, Client: client, Actors: actorsFrom(claims), Bearer: token}, nil
+}
+
+// maxActors bounds how deep an "act" chain is read.
+const maxActors = 8
+
+// actorsFrom reads the delegation chain of RFC 8693 §4.1: the "act"
+// claim names the current actor by its "sub", and its own "act" the one
+// before, and so on. A chain deeper than maxActors is cut there; an
+// actor without a "sub" ends it.
+func actorsFrom(claims map[string]any) []string {
+	var actors []string
+	for act, _ := claims["act"].(map[string]any); act != nil && len(actors) < maxActors; act, _ = act["act"].(map[string]any) {
+		sub, _ := act["sub"].(string)
+		if sub == "" {
+			break
+		}
+		actors = append(actors, sub)
+	}
+	return actors
 }

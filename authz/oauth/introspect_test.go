@@ -55,7 +55,7 @@ func TestIntrospection(t *testing.T) {
 	}
 	for range 3 {
 		c, err := v.Verify(context.Background(), tok, nil)
-		if err != nil || c.Subject != "olivia" || c.Bearer != tok {
+		if err != nil || c.Subject != "olivia" || c.Bearer != tok || c.Client != "olivia" {
 			t.Fatalf("Verify = %v, %v", c, err)
 		}
 	}

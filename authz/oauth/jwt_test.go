@@ -79,6 +79,25 @@ func TestJWTCaller(t *testing.T) {
 	if diff := cmp.Diff([]string{"viewer", "editor"}, c.Roles); diff != "" {
 		t.Errorf("roles from scope (-want +got):\n%s", diff)
 	}
+	// An agent acting for a user (RFC 8693): the client is "azp", the
+	// actors the "act" chain, the current actor first.
+	c, err = v.Verify(context.Background(), op.Sign(t, map[string]any{
+		"iss": op.Issuer, "sub": "alice", "aud": resource, "iat": now, "exp": now + 60, "azp": "billing-agent", "client_id": "ignored",
+		"act": map[string]any{"sub": "agent-7", "act": map[string]any{"sub": "orchestrator"}},
+	}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Subject != "alice" || c.Client != "billing-agent" || !slices.Equal(c.Actors, []string{"agent-7", "orchestrator"}) {
+		t.Errorf("delegated caller = %v, want alice acted for by agent-7 for orchestrator, client billing-agent", c)
+	}
+	// Without "azp", "client_id" names the client.
+	c, err = v.Verify(context.Background(), op.Sign(t, map[string]any{
+		"iss": op.Issuer, "sub": "alice", "aud": resource, "iat": now, "exp": now + 60, "client_id": "cli",
+	}), nil)
+	if err != nil || c.Client != "cli" || c.Actors != nil {
+		t.Errorf("client_id only: %v, %v", c, err)
+	}
 }
 
 // b64 and unb64 are JWT's base64url without padding.

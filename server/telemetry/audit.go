@@ -37,6 +37,12 @@ type Record struct {
 	Event string `json:"event"`
 	// Subject is the caller's subject; "" if the request had no caller.
 	Subject string `json:"subject"`
+	// Client is the OAuth client the caller's token was issued to (an
+	// agent acting for Subject), if known (authz.Caller.Client).
+	Client string `json:"client,omitempty"`
+	// Actors are the caller's delegation chain, current actor first
+	// (authz.Caller.Actors): who acts for Subject.
+	Actors []string `json:"actors,omitempty"`
 	// TraceID is the request's trace id (hex), if it is traced.
 	TraceID string `json:"trace_id,omitempty"`
 
@@ -142,6 +148,7 @@ func (t *Telemetry) newRecord(ctx context.Context, event string, st *request, at
 	if st != nil {
 		st.mu.Lock()
 		r.Subject, r.Decision = st.subject, st.decision
+		r.Client, r.Actors = st.client, st.actors
 		st.mu.Unlock()
 	}
 	return r

@@ -27,14 +27,23 @@ import (
 	srvoutcome "github.com/toolroute/toolroute/internal/serve/outcome"
 )
 
+// The span attributes of a delegated caller (no semantic convention
+// names them yet): the OAuth client acting, and the delegation chain.
+const (
+	attrClient = attribute.Key("toolroute.caller.client")
+	attrActors = attribute.Key("toolroute.caller.actors")
+)
+
 // request is what the decorators learn about one MCP request, shared
 // through its context.
 type request struct {
 	tool     string // the tools/call's tool name; "" for other requests
 	mu       sync.Mutex
 	subject  string
-	asked    bool   // the authorizer was asked during the request
-	decision string // the first decision's outcome; "" if none
+	client   string   // the caller's OAuth client, if known
+	actors   []string // the caller's delegation chain, current actor first
+	asked    bool     // the authorizer was asked during the request
+	decision string   // the first decision's outcome; "" if none
 	upstream []UpstreamRequest
 }
 
@@ -126,7 +135,7 @@ func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, n
 	start := time.Now()
 	st := &request{}
 	if c, ok := authz.CallerFromContext(ctx); ok {
-		st.subject = c.Subject
+		st.subject, st.client, st.actors = c.Subject, c.Client, c.Actors
 	}
 	ctx = context.WithValue(ctx, requestKey{}, st)
 	ctx = t.parent(ctx, req)
@@ -159,7 +168,7 @@ func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, n
 	if span.IsRecording() {
 		// The attributes at the end, in one call: the subject may have been
 		// learnt by the authorizer meanwhile.
-		var buf [9]attribute.KeyValue
+		var buf [11]attribute.KeyValue
 		attrs := append(buf[:0], semconv.McpMethodNameKey.String(mname))
 		if version != "" {
 			attrs = append(attrs, semconv.McpProtocolVersion(version))
@@ -175,6 +184,13 @@ func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, n
 		st.mu.Unlock()
 		if subject != "" {
 			attrs = append(attrs, semconv.EnduserID(subject))
+		}
+		// An agent acting for the user: who acts, for whom.
+		if st.client != "" {
+			attrs = append(attrs, attrClient.String(st.client))
+		}
+		if len(st.actors) > 0 {
+			attrs = append(attrs, attrActors.StringSlice(st.actors))
 		}
 		if o.errorType != "" {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(o.errorType))

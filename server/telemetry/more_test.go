@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -312,5 +313,34 @@ func TestCardinality(t *testing.T) {
 				t.Errorf("%s has a label from a caller's value: %s", name, k)
 			}
 		}
+	}
+}
+
+// TestDelegatedCaller: an agent acting for a user is told apart from the
+// user, in the audit record and on the span: the OAuth client and the
+// delegation chain beside the subject.
+func TestDelegatedCaller(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	agent := viewer
+	agent.Client, agent.Actors = "billing-agent", []string{"agent-7", "orchestrator"}
+	cs := servertest.Connect(t, e.server, &agent, servertest.Options{})
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": itemID}}); err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	recs := e.records(t)
+	if len(recs) != 1 || recs[0].Subject != viewer.Subject || recs[0].Client != "billing-agent" || !slices.Equal(recs[0].Actors, agent.Actors) {
+		t.Errorf("audit records: %+v", recs)
+	}
+	a := attrs(spanNamed(t, e.spans.Ended(), "tools/call get_item"))
+	if a["enduser.id"] != viewer.Subject || a["toolroute.caller.client"] != "billing-agent" || a["toolroute.caller.actors"] != `["agent-7","orchestrator"]` {
+		t.Errorf("server span: %v", a)
+	}
+	// The user acting itself carries neither.
+	cs = servertest.Connect(t, e.server, &viewer, servertest.Options{})
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if recs := e.records(t); len(recs) != 2 || recs[1].Client != "" || recs[1].Actors != nil {
+		t.Errorf("the user's own record: %+v", recs[len(recs)-1])
 	}
 }

@@ -122,8 +122,10 @@ func TestRulesRefuseEachArrow(t *testing.T) {
 
 // maxCoreNames is the budget of exported names of the core packages
 // ([corePackages]): the surface a user of the core learns. A change that
-// needs more says why, and raises it.
-const maxCoreNames = 264
+// needs more says why, and raises it. (264 after the layout issue; +2 for
+// authz.Caller's Client and Actors, the delegation chain audit records
+// and spans carry.)
+const maxCoreNames = 266
 
 // TestCoreSurface: the core packages export at most maxCoreNames names
 // (counted as [ExportedNames] counts; 281 before the layout issue).
