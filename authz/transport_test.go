@@ -304,16 +304,6 @@ func TestTransportNilAuthorizer(t *testing.T) {
 	}
 }
 
-type denyAll struct{}
-
-func (denyAll) Allow(_ context.Context, c authz.Caller, r tool.Route) error {
-	return &authz.DeniedError{Route: r, Subject: c.Subject, Reason: "test"}
-}
-
-func (denyAll) AllowMany(_ context.Context, _ authz.Caller, rs []tool.Route) ([]bool, error) {
-	return make([]bool, len(rs)), nil
-}
-
 // FuzzTransportRouteCheck sends arbitrary paths through Transport and
 // checks that whatever reached the upstream falls under a declared route
 // and has no dot segment.

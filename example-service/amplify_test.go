@@ -62,35 +62,26 @@ func TestProxyAuthFlood(t *testing.T) {
 	}
 
 	before := proxy.requests(batch)
-	done := make(chan struct{})
-	type result struct {
-		ds     []time.Duration
-		failed int
-	}
-	measured := make(chan result)
-	go func() {
-		ds, failed := caller.Latencies("proxy-reader", 50, done)
-		measured <- result{ds, failed}
-	}()
+	var statuses map[int]int
 	began := time.Now()
-	statuses := flood.New(t, url, workers).Send(bearers, workers, func(int) string { return rand.Text() })
+	under, underFailed := caller.During("proxy-reader", 50, func() {
+		statuses = flood.New(t, url, workers).Send(bearers, workers, func(int) string { return rand.Text() })
+	})
 	elapsed := time.Since(began)
-	close(done)
-	under := <-measured
 	asked := proxy.requests(batch) - before
 	t.Logf("%d random bearers in %v (%d workers): answers %v; %d batch requests to the RBAC proxy (%.3f %%)",
 		bearers, elapsed.Round(time.Millisecond), workers, statuses, asked, 100*float64(asked)/bearers)
 	t.Logf("valid caller: quiet p50 %v p99 %v (%d requests); under the flood p50 %v p99 %v (%d requests, %d failed)",
 		flood.Percentile(quiet, 50), flood.Percentile(quiet, 99), len(quiet),
-		flood.Percentile(under.ds, 50), flood.Percentile(under.ds, 99), len(under.ds), under.failed)
+		flood.Percentile(under, 50), flood.Percentile(under, 99), len(under), underFailed)
 	if asked > bearers/100 {
 		t.Errorf("%d random bearers caused %d batch requests to the RBAC proxy, want at most %d", bearers, asked, bearers/100)
 	}
 	if statuses[http.StatusUnauthorized]+statuses[http.StatusTooManyRequests] != bearers {
 		t.Errorf("answers to random bearers: %v, want only 401 and 429", statuses)
 	}
-	if under.failed > 0 {
-		t.Errorf("%d of the valid caller's %d requests under the flood failed", under.failed, len(under.ds))
+	if underFailed > 0 {
+		t.Errorf("%d of the valid caller's %d requests under the flood failed", underFailed, len(under))
 	}
 
 	// One unknown token, again and again, on a service of its own (this

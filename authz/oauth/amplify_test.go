@@ -50,36 +50,27 @@ func TestIntrospectionFlood(t *testing.T) {
 	}
 
 	before := op.Requests("/oauth/introspect")
-	done := make(chan struct{})
-	type result struct {
-		ds     []time.Duration
-		failed int
-	}
-	measured := make(chan result)
-	go func() {
-		ds, failed := caller.Latencies(tok, 50, done)
-		measured <- result{ds, failed}
-	}()
+	var statuses map[int]int
 	start := time.Now()
-	statuses := flood.New(t, url, floodWorkers).Send(floodBearers, floodWorkers, func(int) string { return rand.Text() })
+	under, underFailed := caller.During(tok, 50, func() {
+		statuses = flood.New(t, url, floodWorkers).Send(floodBearers, floodWorkers, func(int) string { return rand.Text() })
+	})
 	elapsed := time.Since(start)
-	close(done)
-	under := <-measured
 	asked := op.Requests("/oauth/introspect") - before
 	t.Logf("%d random bearers in %v (%d workers): answers %v; %d introspections (%.3f %%)",
 		floodBearers, elapsed.Round(time.Millisecond), floodWorkers, statuses, asked, 100*float64(asked)/floodBearers)
 	qp50, qp99 := flood.Percentile(quiet, 50), flood.Percentile(quiet, 99)
-	fp50, fp99 := flood.Percentile(under.ds, 50), flood.Percentile(under.ds, 99)
+	fp50, fp99 := flood.Percentile(under, 50), flood.Percentile(under, 99)
 	t.Logf("valid caller: quiet p50 %v p99 %v (%d requests); under the flood p50 %v p99 %v (%d requests, %d failed)",
-		qp50, qp99, len(quiet), fp50, fp99, len(under.ds), under.failed)
+		qp50, qp99, len(quiet), fp50, fp99, len(under), underFailed)
 	if asked > floodBearers/100 {
 		t.Errorf("%d random bearers caused %d introspections, want at most %d", floodBearers, asked, floodBearers/100)
 	}
 	if statuses[http.StatusUnauthorized]+statuses[http.StatusTooManyRequests] != floodBearers {
 		t.Errorf("answers to random bearers: %v, want only 401 and 429", statuses)
 	}
-	if under.failed > 0 {
-		t.Errorf("%d of the valid caller's %d requests under the flood failed", under.failed, len(under.ds))
+	if underFailed > 0 {
+		t.Errorf("%d of the valid caller's %d requests under the flood failed", underFailed, len(under))
 	}
 	// The latencies are reported, not held to a bound: on a shared
 	// machine the flood's clients compete with the caller for the CPU.

@@ -120,6 +120,22 @@ func (c *Client) Latencies(bearer string, min int, done <-chan struct{}) (ds []t
 	}
 }
 
+// During runs work while it posts requests with bearer one after
+// another (at least min of them), and returns their latencies and how
+// many were not answered 200: a valid caller's experience of a flood.
+func (c *Client) During(bearer string, min int, work func()) (ds []time.Duration, failed int) {
+	done := make(chan struct{})
+	measured := make(chan struct{})
+	go func() {
+		defer close(measured)
+		ds, failed = c.Latencies(bearer, min, done)
+	}()
+	work()
+	close(done)
+	<-measured
+	return ds, failed
+}
+
 // Percentile returns the p-th percentile (0 < p ≤ 100) of ds, 0 if ds is
 // empty.
 func Percentile(ds []time.Duration, p float64) time.Duration {
