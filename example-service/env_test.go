@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"io"
 	"net"
 	"net/http"
@@ -21,62 +20,9 @@ import (
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/server/servertest"
+	"github.com/toolroute/toolroute/service"
 )
 
-func TestEnvName(t *testing.T) {
-	for flagName, want := range map[string]string{
-		"proxy-auth":          "TOOLROUTE_PROXY_AUTH",
-		"addr":                "TOOLROUTE_ADDR",
-		"confirm-destructive": "TOOLROUTE_CONFIRM_DESTRUCTIVE",
-		"state-key-file":      "TOOLROUTE_STATE_KEY_FILE",
-	} {
-		if got := envName(flagName); got != want {
-			t.Errorf("envName(%q) = %q, want %q", flagName, got, want)
-		}
-	}
-}
-
-// TestApplyEnv: variables set what the command line leaves unset, over
-// any FlagSet; the command line wins; empty counts as unset; unknown
-// TOOLROUTE_ variables and refused values are errors naming the
-// variable, never quoting the value.
-func TestApplyEnv(t *testing.T) {
-	newFS := func() (*flag.FlagSet, *string, *int, *bool) {
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		return fs, fs.String("proxy-auth", "", ""), fs.Int("rate-limit", 0, ""), fs.Bool("stdio", false, "")
-	}
-	fs, proxy, rate, stdio := newFS()
-	fs.Parse([]string{"-rate-limit", "7"})
-	set, err := applyEnv(fs, []string{
-		"TOOLROUTE_PROXY_AUTH=http://rbac:8080", "TOOLROUTE_RATE_LIMIT=99", "TOOLROUTE_STDIO=",
-		"PATH=/bin", "OTHER_RATE_LIMIT=5",
-	})
-	if err != nil || *proxy != "http://rbac:8080" || *rate != 7 || *stdio {
-		t.Errorf("applyEnv = %v: proxy-auth %q, rate-limit %d, stdio %v; want http://rbac:8080, 7 (command line wins), false (empty is unset)", err, *proxy, *rate, *stdio)
-	}
-	if len(set) != 1 || set[0] != "proxy-auth" {
-		t.Errorf("set = %q, want [proxy-auth]", set)
-	}
-
-	fs, _, _, _ = newFS()
-	_, err = applyEnv(fs, []string{"TOOLROUTE_RATE_LIMT=5", "TOOLROUTE_RATE_LIMIT=s3cret-value", "TOOLROUTE_STDIO=yes-please"})
-	for _, want := range []string{
-		"environment variable TOOLROUTE_RATE_LIMT names no flag",
-		"TOOLROUTE_PROXY_AUTH, TOOLROUTE_RATE_LIMIT, TOOLROUTE_STDIO",
-		"environment variable TOOLROUTE_RATE_LIMIT (-rate-limit): ",
-		"environment variable TOOLROUTE_STDIO (-stdio): ",
-	} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("applyEnv error %v does not contain %q", err, want)
-		}
-	}
-	if err != nil && strings.Contains(err.Error(), "s3cret-value") {
-		t.Errorf("the error quotes a value: %v", err)
-	}
-}
-
-// TestEnvServes: the whole service configured from the environment
-// only, and a flag on the command line winning over its variable.
 func TestEnvServes(t *testing.T) {
 	t.Setenv("TOOLROUTE_ANONYMOUS", "editor")
 	t.Setenv("TOOLROUTE_RATE_LIMIT", "2")
@@ -168,9 +114,9 @@ func TestREADMEFlagTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The flags parseFlags defines: ask it for its usage text.
+	// The flags the service defines: ask it for its usage text.
 	var usage bytes.Buffer
-	parseFlags([]string{"-h"}, &usage)
+	run(context.Background(), []string{"-h"}, strings.NewReader(""), io.Discard, &usage)
 	names := regexp.MustCompile(`(?m)^  -([a-z][a-z-]*)`).FindAllStringSubmatch(usage.String(), -1)
 	if len(names) < 10 {
 		t.Fatalf("found %d flags in the usage text:\n%s", len(names), &usage)
@@ -181,8 +127,8 @@ func TestREADMEFlagTable(t *testing.T) {
 			t.Errorf("README flag table: no row for -%s", m[1])
 			continue
 		}
-		if !bytes.Contains(row, []byte("`"+envName(m[1])+"`")) {
-			t.Errorf("README flag table: the row of -%s does not name %s:\n%s", m[1], envName(m[1]), row)
+		if !bytes.Contains(row, []byte("`"+service.EnvName(m[1])+"`")) {
+			t.Errorf("README flag table: the row of -%s does not name %s:\n%s", m[1], service.EnvName(m[1]), row)
 		}
 	}
 }

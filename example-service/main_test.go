@@ -136,7 +136,7 @@ func TestDemo(t *testing.T) {
 		"Authorization: Bearer demo-viewer",
 		"Authorization: Bearer demo-editor",
 		"Authorization: Bearer demo-admin",
-		"embedded catalog API",
+		"upstream catalog: embedded, in process",
 	} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("start-up announcement lacks %q:\n%s", want, stderr)
@@ -694,9 +694,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-tokens", badTokens}, `the policy has no role "root"`},
 		{[]string{"-tokens", filepath.Join(dir, "missing.json")}, "no such file"},
 		{[]string{"-policy", badPolicy}, "-policy " + badPolicy},
-		{[]string{"-policy", auditorPolicy}, "the demo tokens need the roles viewer, editor and admin, which -policy " + auditorPolicy + " lacks: pass -tokens FILE"},
+		{[]string{"-policy", auditorPolicy}, "the demo tokens need roles that -policy " + auditorPolicy + " lacks: pass -tokens FILE"},
 		{[]string{"-proxy-auth", "http://127.0.0.1:1", "-anonymous", "admin"}, "-anonymous needs a role policy"},
-		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"extra"}, `unknown command "extra"`},
 		{[]string{"-nope"}, "flag provided but not defined"},
 		{[]string{"-addr", "127.0.0.1:0", "-upstream", "http://127.0.0.1:1"}, `warming service "catalog"`},
 		{[]string{"-stdio", "-addr", "127.0.0.1:0"}, "-addr applies to HTTP only"},

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/permission"
+	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/example-service/tools"
 	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/server"
@@ -57,27 +57,54 @@ func (m svcCombo) connect(t *testing.T, args []string, upstream, token string, c
 		t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
 		return servertest.ConnectHTTP(t, url, token, opts), stderr
 	}
-	cfg, err := parseFlags(args, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	acc, err := loadAccess(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := &logBuffer{url: make(chan string, 1)}
 	logger := slog.New(slog.NewTextHandler(log, nil))
-	s, err := server.New(server.Options{Name: "example-service", Logger: logger, Authorizer: acc.authorizer, Instructions: instructions},
-		server.Install(tools.Registry, newDeps(cfg, catalogURL(cfg.upstream), acc, nil, logger)))
-	if err != nil {
+	s := memoryServer(t, upstream, slices.Contains(args, "-confirm-destructive"), logger)
+	var tokens []struct {
+		Token, Subject string
+		Roles          []string
+	}
+	if err := json.Unmarshal(demoTokens, &tokens); err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(acc.tokens, func(e tokenEntry) bool { return e.Token == token })
+	i := slices.IndexFunc(tokens, func(e struct {
+		Token, Subject string
+		Roles          []string
+	}) bool {
+		return e.Token == token
+	})
 	if i < 0 {
 		t.Fatalf("no demo token %q", token)
 	}
-	caller := authz.Caller{Subject: acc.tokens[i].Subject, Roles: acc.tokens[i].Roles, Bearer: token}
+	caller := authz.Caller{Subject: tokens[i].Subject, Roles: tokens[i].Roles, Bearer: token}
 	return servertest.Connect(t, s, &caller, opts), log
+}
+
+// memoryServer is example-service's server as the kit assembles it, for
+// in-memory clients: the embedded policy, the tools, and a catalog
+// client at upstream behind authz's upstream transport; with confirm,
+// delete_item asks (-confirm-destructive).
+func memoryServer(t *testing.T, upstream string, confirm bool, logger *slog.Logger) *mcp.Server {
+	t.Helper()
+	pol := authz.MustParsePolicy(policy)
+	d := &tools.Deps{
+		Logger: logger,
+		Catalog: &catalog.Client{BaseURL: upstream, HTTPClient: &http.Client{
+			Transport: authz.Transport(http.DefaultTransport, catalog.ServiceKey, upstream, pol, authz.Options{Logger: logger}),
+		}},
+	}
+	if confirm {
+		d.Confirm = permission.New(permission.Options{Principal: func(ctx context.Context, _ *mcp.CallToolRequest) string {
+			c, _ := authz.CallerFromContext(ctx)
+			return c.Subject
+		}})
+	}
+	s, err := server.New(server.Options{Name: "example-service", Logger: logger, Authorizer: pol, Instructions: command().Instructions},
+		server.Install(tools.Registry, d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // TestMatrixConfirmDestructive: with -confirm-destructive, delete_item
@@ -273,21 +300,9 @@ func auditRecord(t *testing.T, log *logBuffer, n int) string {
 // "routes -matrix", computed from the route table and the policy
 // without a server, prints that same matrix.
 func TestVisibilityMatrix(t *testing.T) {
-	cfg, err := parseFlags(nil, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	acc, err := loadAccess(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := server.New(server.Options{Name: "example-service", Authorizer: acc.authorizer, Instructions: instructions},
-		server.Install(tools.Registry, newDeps(cfg, catalogURL("http://catalog.invalid"), acc, nil, slog.New(slog.DiscardHandler))))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := memoryServer(t, "http://catalog.invalid", false, slog.New(slog.DiscardHandler))
 	const file = "testdata/matrix.txt"
-	servertest.CheckVisibility(t, s, file, acc.roles...)
+	servertest.CheckVisibility(t, s, file, authz.MustParsePolicy(policy).Roles()...)
 	want, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)

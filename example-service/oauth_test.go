@@ -78,7 +78,7 @@ func TestOAuth(t *testing.T) {
 	if out["subject"] != "carol" {
 		t.Errorf("whoami: %v", out)
 	}
-	if !strings.Contains(stderr.String(), "catalog requests carry tokens exchanged for audience "+catalogAud) {
+	if !strings.Contains(stderr.String(), "upstream requests carry tokens exchanged for audience "+catalogAud) {
 		t.Errorf("the announcement does not tell about the exchange:\n%s", stderr)
 	}
 
@@ -120,7 +120,7 @@ func TestOAuthIntrospection(t *testing.T) {
 	if out, errText, err := call(t, cs, "list_items", nil); err != nil || errText != "" || out == nil {
 		t.Errorf("list_items: %v %q %v", out, errText, err)
 	}
-	if !strings.Contains(stderr.String(), "catalog requests carry no token") {
+	if !strings.Contains(stderr.String(), "upstream requests carry no token") {
 		t.Errorf("the announcement does not tell the catalog gets no token:\n%s", stderr)
 	}
 }

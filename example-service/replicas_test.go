@@ -59,7 +59,7 @@ func startReplica(tb testing.TB, bin string, env []string, args ...string) *repl
 	r := &replica{log: &logBuffer{url: make(chan string, 1)}, exited: make(chan struct{})}
 	r.cmd = exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, envPrefix) {
+		if !strings.HasPrefix(kv, "TOOLROUTE_") {
 			r.cmd.Env = append(r.cmd.Env, kv)
 		}
 	}

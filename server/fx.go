@@ -23,6 +23,7 @@ import (
 const (
 	installersGroup = "toolroute.installers"
 	servicesGroup   = "toolroute.services"
+	tablesGroup     = "toolroute.tables"
 )
 
 // Module builds the application's MCP server under fx. It needs an
@@ -50,14 +51,28 @@ var Module = fx.Module("toolroute.server",
 // container C resolved from the fx graph (provide or supply it). Several
 // registries, of the same or different container types, may be added;
 // their tool names must not collide.
+//
+// Each registry's [registry.RouteTable] is also in the value group
+// "toolroute.tables", built without C: a command that needs only the
+// tool → route tables (printing them, linting a policy against them)
+// reads them from the graph without building the container, with an
+// fx.Invoke of a function taking
+//
+//	struct {
+//		fx.In
+//		Tables []registry.RouteTable `group:"toolroute.tables"`
+//	}
 func Tools[C any](reg *registry.Registry[C]) fx.Option {
 	if reg == nil {
 		panic("server: Tools of a nil registry")
 	}
-	return fx.Provide(fx.Annotate(
-		func(deps C) Installer { return Install(reg, deps) },
-		fx.ResultTags(`group:"`+installersGroup+`"`),
-	))
+	return fx.Options(
+		fx.Provide(fx.Annotate(
+			func(deps C) Installer { return Install(reg, deps) },
+			fx.ResultTags(`group:"`+installersGroup+`"`),
+		)),
+		fx.Provide(fx.Annotate(reg.Table, fx.ResultTags(`group:"`+tablesGroup+`"`))),
+	)
 }
 
 // ProvideService adds the [Service] returned by constructor (a function

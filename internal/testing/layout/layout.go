@@ -37,7 +37,7 @@ var optional = []string{
 
 // fxUsers may import go.uber.org/fx: the server's module, telemetry's,
 // and the examples (services are assembled with fx).
-var fxUsers = []string{"server", "server/telemetry", "example-service"}
+var fxUsers = []string{"server", "server/telemetry", "service", "example-service"}
 
 // rel is p's path inside the module ("" for the module's root).
 func rel(p string) string {

@@ -1,11 +1,10 @@
-package main
+package service
 
 import (
 	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,19 +16,10 @@ import (
 	"time"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/example-service/catalog"
+	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/telemetry"
 	"github.com/toolroute/toolroute/tool"
-)
-
-// The embedded defaults: a role policy in the RBAC proxy's shape and the
-// local-demo tokens.
-var (
-	//go:embed policy.json
-	defaultPolicy []byte
-	//go:embed tokens.json
-	defaultTokens []byte
 )
 
 // tokenEntry is one entry of a tokens file.
@@ -50,6 +40,9 @@ type access struct {
 	// reachable); nil when it cannot fail (a policy).
 	ready func(context.Context) error
 	oauth *oauthAccess // OAuth mode (-oidc-issuer), or nil
+	// lint are the policy lint's findings (warnings at start, errors in
+	// check).
+	lint []string
 }
 
 // proxy decisions are cached this long: a revocation at the proxy takes
@@ -59,60 +52,66 @@ const (
 	proxyCacheMax = 10_000
 )
 
-// loadAccess builds the authorizer and the token verifier of cfg.
-func loadAccess(cfg config) (*access, error) {
+// loadAccess builds the authorizer and the token verifier of cfg, for
+// the tools of table.
+//
+// A dry run (check) builds no OAuth verifier, which would contact the
+// authorization server: it reads the secret files only.
+func loadAccess(c Command, cfg Config, table registry.RouteTable, obs *observability, dry bool) (*access, error) {
 	a := &access{}
-	if cfg.proxyAuth != "" {
-		proxy := &authz.ProxyAuth{BaseURL: cfg.proxyAuth, Client: cfg.telemetry.proxyClient()}
-		observed := cfg.telemetry.authorizer(proxy, telemetry.SourceProxy)
-		a.authorizer = cfg.telemetry.authorizer(authz.Cached(observed, proxyCacheTTL, proxyCacheMax), telemetry.SourceCache)
+	if cfg.ProxyAuth != "" {
+		proxy := &authz.ProxyAuth{BaseURL: cfg.ProxyAuth, Client: obs.proxyClient()}
+		observed := obs.authorizer(proxy, telemetry.SourceProxy)
+		a.authorizer = obs.authorizer(authz.Cached(observed, proxyCacheTTL, proxyCacheMax), telemetry.SourceCache)
 		// The cache and the telemetry decorators ask the proxy's Ready.
 		if rc, ok := a.authorizer.(authz.ReadyChecker); ok {
 			a.ready = rc.Ready
 		}
 	} else {
-		rps, p, err := loadPolicy(cfg.policyFile)
+		rps, p, err := loadPolicy(cfg.PolicyFile, c.Policy)
 		if err != nil {
 			return nil, err
 		}
 		if err := grantsSomething(rps); err != nil {
-			name := cfg.policyFile
-			if name == "" {
-				name = "embedded policy.json"
-			}
-			return nil, fmt.Errorf("-policy %s: %w", name, err)
+			return nil, fmt.Errorf("-policy %s: %w", policyName(cfg.PolicyFile), err)
 		}
 		a.roles = p.Roles()
-		a.authorizer = cfg.telemetry.authorizer(p, telemetry.SourcePolicy)
+		a.authorizer = obs.authorizer(p, telemetry.SourcePolicy)
 	}
 
 	switch {
-	case cfg.tokensFile != "":
-		data, err := readFile("tokens", cfg.tokensFile)
+	case cfg.TokensFile != "":
+		data, err := readFile("tokens", cfg.TokensFile)
 		if err != nil {
 			return nil, err
 		}
 		if a.tokens, err = parseTokens(data, a.roles); err != nil {
-			return nil, fmt.Errorf("-tokens %s: %w", cfg.tokensFile, err)
+			return nil, fmt.Errorf("-tokens %s: %w", cfg.TokensFile, err)
 		}
-	case cfg.oauth.issuer != "":
+	case cfg.OAuth.Issuer != "":
 		var err error
-		if a.oauth, err = newOAuthAccess(cfg.oauth); err != nil {
+		if a.oauth, err = newOAuthAccess(cfg.OAuth, dry); err != nil {
 			return nil, err
 		}
 		a.verifier = a.oauth.verify
-	case cfg.proxyAuth != "":
+	case cfg.ProxyAuth != "":
 		// The proxy knows the tokens: it judges each one.
-		a.verifier = proxyToken(a.authorizer, subjectKey(cfg.stateKey))
-	default:
+		probe, err := probeRoute(table)
+		if err != nil {
+			return nil, err
+		}
+		a.verifier = proxyToken(a.authorizer, subjectKey(cfg.stateKey), probe)
+	case c.DemoTokens != nil:
 		var err error
-		if a.tokens, err = parseTokens(defaultTokens, a.roles); err != nil {
-			if cfg.policyFile != "" {
-				return nil, fmt.Errorf("the demo tokens need the roles viewer, editor and admin, which -policy %s lacks: pass -tokens FILE with its roles (%w)", cfg.policyFile, err)
+		if a.tokens, err = parseTokens(c.DemoTokens, a.roles); err != nil {
+			if cfg.PolicyFile != "" {
+				return nil, fmt.Errorf("the demo tokens need roles that -policy %s lacks: pass -tokens FILE with its roles (%w)", cfg.PolicyFile, err)
 			}
-			return nil, fmt.Errorf("embedded tokens.json: %w", err)
+			return nil, fmt.Errorf("the embedded demo tokens: %w", err)
 		}
 		a.demo = true
+	case !cfg.Stdio:
+		return nil, errors.New("no way to identify HTTP callers: give -tokens FILE, -oidc-issuer URL (with -audience) or -proxy-auth URL")
 	}
 	if a.verifier == nil {
 		m := make(map[string]authz.Caller, len(a.tokens))
@@ -123,15 +122,29 @@ func loadAccess(cfg config) (*access, error) {
 	}
 
 	stdioRole := ""
-	if cfg.stdio {
-		stdioRole = cfg.callerRole
+	if cfg.Stdio {
+		stdioRole = cfg.Caller
+		if stdioRole == "" {
+			return nil, errors.New("-stdio needs -caller ROLE: the role of the local caller")
+		}
 	}
-	for _, r := range []struct{ flag, role string }{{"caller", stdioRole}, {"anonymous", cfg.anonymous}} {
+	for _, r := range []struct{ flag, role string }{{"caller", stdioRole}, {"anonymous", cfg.Anonymous}} {
 		if r.role != "" && a.roles != nil && !slices.Contains(a.roles, r.role) {
 			return nil, fmt.Errorf("-%s %s: the policy has no role %q (it has %s)", r.flag, r.role, r.role, strings.Join(a.roles, ", "))
 		}
 	}
 	return a, nil
+}
+
+// probeRoute is the route that proxyToken asks the proxy about: the
+// first of the tools' routes.
+func probeRoute(table registry.RouteTable) (tool.Route, error) {
+	for _, e := range table.Tools {
+		if len(e.Routes) > 0 {
+			return e.Routes[0], nil
+		}
+	}
+	return tool.Route{}, errors.New("-proxy-auth without -tokens asks the proxy about a route of the tools to identify a token, and no tool has a route: give -tokens FILE")
 }
 
 // grantsSomething refuses a parsed policy that defines no role or whose
@@ -216,8 +229,8 @@ func parseTokens(data []byte, roles []string) ([]tokenEntry, error) {
 // as its answer is a bare status that a misbehaving proxy gives to any
 // token. a is cached, so this costs one proxy round trip per token and
 // cache period.
-func proxyToken(a authz.Authorizer, key []byte) server.TokenVerifier {
-	probe := []tool.Route{catalog.ListRoute}
+func proxyToken(a authz.Authorizer, key []byte, route tool.Route) server.TokenVerifier {
+	probe := []tool.Route{route}
 	return func(ctx context.Context, token string, _ *http.Request) (authz.Caller, error) {
 		if token == "" {
 			return authz.Caller{}, fmt.Errorf("empty bearer token: %w", server.ErrInvalidToken)

@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -20,9 +20,6 @@ import (
 	"github.com/toolroute/toolroute/redisstore"
 	"github.com/toolroute/toolroute/server"
 )
-
-// redisPrefix starts every key example-service writes to Redis.
-const redisPrefix = "toolroute:example-service:"
 
 // redisOptions parses a -redis URL, with short timeouts where it sets
 // none: a call waits for them before it fails closed while Redis is
@@ -48,11 +45,6 @@ func redisOptions(raw string) (*redis.Options, error) {
 	return o, nil
 }
 
-func checkRedisURL(raw string) error {
-	_, err := redisOptions(raw)
-	return err
-}
-
 // redactedURL is u without its password, for the log.
 func redactedURL(u string) string {
 	if pu, err := url.Parse(u); err == nil {
@@ -69,15 +61,17 @@ type shared struct {
 	cancels *redisstore.Cancellations // once cancellations was called
 }
 
-func newShared(cfg config, logger *slog.Logger) (*shared, error) {
-	if cfg.redisURL == "" {
+// newShared connects to cfg.Redis, if set. Every key the service writes
+// starts with "toolroute:NAME:".
+func newShared(name string, cfg Config, logger *slog.Logger) (*shared, error) {
+	if cfg.Redis == "" {
 		return nil, nil
 	}
-	o, err := redisOptions(cfg.redisURL)
+	o, err := redisOptions(cfg.Redis)
 	if err != nil {
 		return nil, fmt.Errorf("-redis: %w", err)
 	}
-	return &shared{rdb: redis.NewClient(o), opts: redisstore.Options{Prefix: redisPrefix, Logger: logger}}, nil
+	return &shared{rdb: redis.NewClient(o), opts: redisstore.Options{Prefix: "toolroute:" + name + ":", Logger: logger}}, nil
 }
 
 // service is Redis as a server.Service: the start fails, naming it, if
@@ -154,6 +148,6 @@ func subjectKey(stateKey []byte) []byte {
 		return key
 	}
 	m := hmac.New(sha256.New, stateKey)
-	m.Write([]byte("toolroute/example-service proxy subject key v1"))
+	m.Write([]byte("toolroute/service proxy subject key v1"))
 	return m.Sum(nil)
 }

@@ -1,0 +1,457 @@
+package service
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"net"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/toolroute/toolroute/authz/oauth"
+	"github.com/toolroute/toolroute/authz/permission"
+)
+
+// Config is the whole configuration of a service's serve and check
+// commands: what the kit's flags and TOOLROUTE_* variables set. A zero
+// field selects its default (given in its comment); [Command.Run] fills
+// one from the command line and the environment, and a program may
+// build one itself and pass it to [Command.Serve].
+type Config struct {
+	// Addr is the HTTP listen address (-addr; default 127.0.0.1:8080).
+	Addr string
+	// Stdio serves MCP over standard input and output instead of HTTP
+	// (-stdio).
+	Stdio bool
+	// Caller is the stdio caller's role (-caller); stdio needs one.
+	Caller string
+	// Upstreams are the upstream services' origins by service key
+	// (-upstream KEY=URL, TOOLROUTE_UPSTREAM_<KEY>=URL). A key the tools
+	// need must have one, unless the command embeds that upstream.
+	Upstreams map[string]string
+	// ProxyAuth is the RBAC proxy's URL (-proxy-auth): it decides instead
+	// of a role policy.
+	ProxyAuth string
+	// PolicyFile is the role policies file (-policy) replacing the
+	// command's embedded policy.
+	PolicyFile string
+	// TokensFile is the bearer tokens file (-tokens).
+	TokensFile string
+	// Anonymous is the role of HTTP requests without a token (-anonymous;
+	// off when empty).
+	Anonymous string
+	// Redis is the URL of the Redis that replicas share state through
+	// (-redis); it needs StateKeyFile.
+	Redis string
+	// StateKeyFile holds the key signing permission questions, the same
+	// on every replica (-state-key-file; with Redis only).
+	StateKeyFile string
+	// RateLimit is the tool calls per second allowed per caller
+	// (-rate-limit; 0 = no limit).
+	RateLimit int
+	// DrainDelay is how long a stopping HTTP server keeps serving with
+	// /readyz answering 503 (-drain-delay; default 0).
+	DrainDelay time.Duration
+	// ShutdownTimeout is how long in-flight calls get once the listener
+	// closed (-shutdown-timeout; default 10s).
+	ShutdownTimeout time.Duration
+	// MetricsAddr serves Prometheus metrics at http://MetricsAddr/metrics
+	// (-metrics-addr; off when empty).
+	MetricsAddr string
+	// Audit is the file audit records are appended to (-audit; "-" is
+	// standard error; off when empty).
+	Audit string
+	// OAuth is OAuth mode's configuration (-oidc-issuer and the flags
+	// that go with it).
+	OAuth OAuth
+
+	// set names the flags given (command line or environment); nil when
+	// the Config was built in Go.
+	set map[string]bool
+	// stateKey is the content of StateKeyFile, once checked.
+	stateKey []byte
+}
+
+// OAuth is the configuration of OAuth mode: access tokens of an OAuth 2.1
+// authorization server identify callers (package authz/oauth).
+type OAuth struct {
+	// Issuer is the authorization server's issuer URL (-oidc-issuer);
+	// empty: OAuth mode is off.
+	Issuer string
+	// Audience is this server's resource identifier, which a token's
+	// audience must contain (-audience).
+	Audience string
+	// RolesClaim is the claim path holding the caller's roles
+	// (-roles-claim; default "roles").
+	RolesClaim string
+	// PublicURL is the MCP endpoint's public URL, for the protected
+	// resource metadata (-public-url; default http://ADDR/mcp).
+	PublicURL string
+	// Introspect is the introspection endpoint that verifies opaque
+	// tokens instead of JWTs (-introspect).
+	Introspect string
+	// IntrospectClientID and IntrospectSecretFile are this server's
+	// client at the introspection endpoint.
+	IntrospectClientID, IntrospectSecretFile string
+	// UpstreamAudience makes upstream requests carry a token exchanged
+	// for that audience (RFC 8693; -upstream-audience).
+	UpstreamAudience string
+	// ExchangeClientID and ExchangeSecretFile are this server's client
+	// for token exchange.
+	ExchangeClientID, ExchangeSecretFile string
+}
+
+// The defaults of Config's zero fields.
+const (
+	defaultAddr            = "127.0.0.1:8080"
+	defaultShutdownTimeout = 10 * time.Second
+)
+
+// envPrefix starts the environment variable of every flag: -proxy-auth
+// is TOOLROUTE_PROXY_AUTH.
+const envPrefix = "TOOLROUTE_"
+
+// upstreamEnvPrefix starts the variables of -upstream's keys:
+// TOOLROUTE_UPSTREAM_CATALOG=URL is -upstream catalog=URL.
+const upstreamEnvPrefix = envPrefix + "UPSTREAM_"
+
+// EnvName is the environment variable of the flag named name:
+// TOOLROUTE_ + the name in upper snake case (-proxy-auth is
+// TOOLROUTE_PROXY_AUTH).
+func EnvName(name string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// upstreamFlag is -upstream: KEY=URL, repeatable; a bare URL names the
+// only upstream the tools need.
+type upstreamFlag map[string]string
+
+// bareKey is the key of a bare -upstream URL, resolved once the tools'
+// service keys are known.
+const bareKey = ""
+
+func (u upstreamFlag) String() string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(u)) {
+		parts = append(parts, k+"="+u[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+func (u upstreamFlag) Set(v string) error {
+	key, raw, ok := strings.Cut(v, "=")
+	if !ok || strings.Contains(key, "/") || strings.Contains(key, ":") {
+		key, raw = bareKey, v
+	}
+	if _, dup := u[key]; dup {
+		if key == bareKey {
+			return errors.New("a bare URL names the only upstream: give several as KEY=URL")
+		}
+		return fmt.Errorf("upstream %q given twice", key)
+	}
+	if err := checkOrigin(raw); err != nil {
+		return fmt.Errorf("%v (want KEY=URL, e.g. catalog=http://catalog:8081, or a bare URL when the tools need one upstream)", err)
+	}
+	u[key] = strings.TrimSuffix(raw, "/")
+	return nil
+}
+
+// checkOrigin accepts an http or https origin without path, query,
+// fragment or credentials: request paths are the routes' own, and the
+// caller's bearer, an exchanged token or none is what authenticates.
+func checkOrigin(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q is not a URL", raw)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q: the scheme must be http or https", u.Redacted())
+	case u.Host == "":
+		return fmt.Errorf("%q: missing host", u.Redacted())
+	case u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "":
+		return fmt.Errorf("%q: must be an origin without path, query or fragment (request paths are the routes' own)", u.Redacted())
+	case u.User != nil:
+		return fmt.Errorf("%q: must not carry credentials", u.Redacted())
+	}
+	return nil
+}
+
+// register defines the kit's flags on fs, bound to c. Defaults stay out
+// of c (a zero field is a default), but show in the usage text.
+func (c *Config) register(fs *flag.FlagSet) {
+	c.Upstreams = map[string]string{}
+	fs.StringVar(&c.Addr, "addr", "", "HTTP listen `address` (default "+defaultAddr+")")
+	fs.BoolVar(&c.Stdio, "stdio", false, "serve MCP over standard input and output instead of HTTP")
+	fs.StringVar(&c.Caller, "caller", "", "the stdio caller's `role`")
+	fs.Var(upstreamFlag(c.Upstreams), "upstream", "the upstream service `KEY=URL` (origin only; repeatable; a bare URL when the tools need one upstream; also "+upstreamEnvPrefix+"<KEY>)")
+	fs.StringVar(&c.ProxyAuth, "proxy-auth", "", "ask the RBAC proxy at `URL` instead of a role policy")
+	fs.StringVar(&c.PolicyFile, "policy", "", "role policies `file` (JSON)")
+	fs.StringVar(&c.TokensFile, "tokens", "", "bearer tokens `file` (JSON)")
+	fs.StringVar(&c.Anonymous, "anonymous", "", "HTTP requests without a token act as `ROLE` (off by default; for local tools that cannot send headers)")
+	fs.StringVar(&c.Redis, "redis", "", "share the permission replay guard, remembered answers, the rate limit and cancellations with other replicas through the Redis at `URL` (redis://host:6379/0; needs -state-key-file)")
+	fs.StringVar(&c.StateKeyFile, "state-key-file", "", "the `file` holding the key (at least 32 bytes) that signs permission questions, the same on every replica (with -redis only)")
+	fs.DurationVar(&c.DrainDelay, "drain-delay", 0, "on SIGTERM, keep serving for this `duration` with /readyz answering 503 before closing the listener, so that load balancers notice first")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 0, "then give in-flight calls this `duration` to finish before cancelling them (default 10s)")
+	fs.IntVar(&c.RateLimit, "rate-limit", 0, "at most `N` tool calls per second per caller, in bursts of up to N (across replicas with -redis); 0 = no limit")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics, on a listener of their own (off by default)")
+	fs.StringVar(&c.Audit, "audit", "", "append audit records (JSON lines) to `FILE` (\"-\": standard error)")
+	o := &c.OAuth
+	fs.StringVar(&o.Issuer, "oidc-issuer", "", "OAuth mode: accept access tokens of the authorization server whose issuer is `URL` (excludes -tokens and -proxy-auth)")
+	fs.StringVar(&o.Audience, "audience", "", "with -oidc-issuer: this server's resource identifier `ID`, which a token's audience must contain")
+	fs.StringVar(&o.RolesClaim, "roles-claim", "", "with -oidc-issuer: the claim `PATH` holding the caller's roles (roles, realm_access.roles, groups, scope; default "+oauth.DefaultRolesClaim+")")
+	fs.StringVar(&o.PublicURL, "public-url", "", "with -oidc-issuer: the MCP endpoint's public `URL`, for the protected resource metadata (default http://ADDR/mcp)")
+	fs.StringVar(&o.Introspect, "introspect", "", "with -oidc-issuer: verify opaque tokens at the introspection endpoint `URL` instead of JWTs")
+	fs.StringVar(&o.IntrospectClientID, "introspect-client-id", "", "with -introspect: this server's client `ID` at the introspection endpoint")
+	fs.StringVar(&o.IntrospectSecretFile, "introspect-secret-file", "", "with -introspect: the `FILE` holding that client's secret")
+	fs.StringVar(&o.UpstreamAudience, "upstream-audience", "", "with -oidc-issuer: exchange the caller's token for one of audience `ID` for upstream requests (RFC 8693); an embedded upstream then checks it")
+	fs.StringVar(&o.ExchangeClientID, "exchange-client-id", "", "with -upstream-audience: this server's client `ID` for token exchange")
+	fs.StringVar(&o.ExchangeSecretFile, "exchange-secret-file", "", "with -upstream-audience: the `FILE` holding that client's secret")
+}
+
+// oauthFlags are the flags that need -oidc-issuer.
+var oauthFlags = []string{"audience", "roles-claim", "public-url", "introspect", "introspect-client-id", "introspect-secret-file", "upstream-audience", "exchange-client-id", "exchange-secret-file"}
+
+// ParseFlags parses args into fs, then sets every flag the command line
+// left unset from its TOOLROUTE_* variable (see [EnvName]) in environ
+// ("KEY=value" pairs, as os.Environ gives them): the command line wins,
+// and an empty variable counts as unset. A TOOLROUTE_ variable that names
+// no flag of fs is an error (a misspelt setting must not be ignored
+// silently), and so is a value the flag refuses, naming the variable and
+// never quoting the value (it may be a credential). A service's own
+// subcommands parse their flags with it, to follow the same rules.
+func ParseFlags(fs *flag.FlagSet, args []string, environ []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	_, err := applyEnv(fs, environ)
+	return err
+}
+
+// applyEnv is ParseFlags's environment half; it returns the names of the
+// flags it set.
+func applyEnv(fs *flag.FlagSet, environ []string) ([]string, error) {
+	onCommandLine := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
+	byVar := map[string]*flag.Flag{}
+	fs.VisitAll(func(f *flag.Flag) { byVar[EnvName(f.Name)] = f })
+	upstream := fs.Lookup("upstream")
+	var (
+		errs []error
+		set  []string
+	)
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, envPrefix) {
+			continue
+		}
+		f := byVar[k]
+		if f == nil && upstream != nil && strings.HasPrefix(k, upstreamEnvPrefix) && len(k) > len(upstreamEnvPrefix) {
+			// TOOLROUTE_UPSTREAM_<KEY>=URL: the key in lower case, "_"
+			// as "-" (service keys are names like "catalog-api").
+			if v == "" || onCommandLine["upstream"] {
+				continue
+			}
+			key := strings.ToLower(strings.ReplaceAll(k[len(upstreamEnvPrefix):], "_", "-"))
+			if err := upstream.Value.Set(key + "=" + v); err != nil {
+				errs = append(errs, fmt.Errorf("environment variable %s (-upstream %s=URL): %v", k, key, err))
+				continue
+			}
+			set = append(set, "upstream")
+			continue
+		}
+		switch {
+		case f == nil:
+			errs = append(errs, fmt.Errorf("environment variable %s names no flag (the variables are %s + a flag's name in upper snake case: %s)", k, envPrefix, strings.Join(slices.Sorted(maps.Keys(byVar)), ", ")))
+		case v == "" || onCommandLine[f.Name]:
+		default:
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("environment variable %s (-%s): %v", k, f.Name, err))
+				continue
+			}
+			set = append(set, f.Name)
+		}
+	}
+	return set, errors.Join(errs...)
+}
+
+// given reports whether the flag name was given; for a Config built in
+// Go, whether its field differs from the zero value.
+func (c *Config) given(name string) bool {
+	if c.set != nil {
+		return c.set[name]
+	}
+	switch name {
+	case "addr":
+		return c.Addr != ""
+	case "caller":
+		return c.Caller != ""
+	case "drain-delay":
+		return c.DrainDelay != 0
+	case "shutdown-timeout":
+		return c.ShutdownTimeout != 0
+	}
+	for i, f := range oauthFlags {
+		v := reflect.ValueOf(c.OAuth).FieldByName(oauthFields[i])
+		if name == f {
+			return !v.IsZero()
+		}
+	}
+	return false
+}
+
+// oauthFields are OAuth's fields of oauthFlags, in order.
+var oauthFields = []string{"Audience", "RolesClaim", "PublicURL", "Introspect", "IntrospectClientID", "IntrospectSecretFile", "UpstreamAudience", "ExchangeClientID", "ExchangeSecretFile"}
+
+// withDefaults fills c's zero fields from d's, then the kit's defaults.
+func (c Config) withDefaults(d Config) Config {
+	fill(reflect.ValueOf(&c).Elem(), reflect.ValueOf(d))
+	if c.Addr == "" {
+		c.Addr = defaultAddr
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = defaultShutdownTimeout
+	}
+	if c.OAuth.RolesClaim == "" {
+		c.OAuth.RolesClaim = oauth.DefaultRolesClaim
+	}
+	return c
+}
+
+// fill sets every zero exported field of dst (a struct) to src's.
+func fill(dst, src reflect.Value) {
+	for i := range dst.NumField() {
+		f := dst.Type().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		d, s := dst.Field(i), src.Field(i)
+		switch {
+		case f.Type.Kind() == reflect.Struct:
+			fill(d, s)
+		case f.Type.Kind() == reflect.Map:
+			if d.Len() == 0 && s.Len() > 0 {
+				d.Set(s)
+			}
+		case d.IsZero():
+			d.Set(s)
+		}
+	}
+}
+
+// check refuses inconsistent settings, as one line each that names the
+// flags and the way out. It runs before the defaults are filled in, so
+// that what was given can be told from what was not; check also reads
+// the state key file.
+func (c *Config) check() error {
+	switch {
+	case c.ProxyAuth != "" && c.PolicyFile != "":
+		return errors.New("-proxy-auth and -policy exclude each other: the proxy's policy decides")
+	case c.ProxyAuth != "" && c.Anonymous != "":
+		return errors.New("-anonymous needs a role policy: with -proxy-auth the proxy judges bearer tokens, and a request without one has none to judge")
+	case c.Stdio && c.Anonymous != "":
+		return errors.New("-anonymous applies to HTTP only; over stdio the caller is -caller")
+	case c.Stdio && c.given("addr"):
+		return errors.New("-addr applies to HTTP only; remove it or -stdio")
+	case !c.Stdio && c.given("caller"):
+		return errors.New("-caller applies to -stdio only; HTTP callers come from their tokens")
+	case c.given("caller") && c.Caller == "":
+		return errors.New("-caller must name a role")
+	case c.DrainDelay < 0 || c.ShutdownTimeout < 0 || (c.given("shutdown-timeout") && c.ShutdownTimeout == 0):
+		return errors.New("-drain-delay must not be negative, -shutdown-timeout must be positive")
+	case c.Stdio && c.given("drain-delay"):
+		return errors.New("-drain-delay applies to HTTP only")
+	case c.RateLimit < 0:
+		return errors.New("-rate-limit must be 0 (off) or a positive number of calls per second")
+	case c.Redis != "" && c.StateKeyFile == "":
+		return errors.New("-redis needs -state-key-file: replicas must sign permission questions with one key, or a question asked on one cannot be answered on another")
+	case c.Redis == "" && c.StateKeyFile != "":
+		return errors.New("-state-key-file needs -redis: replicas sharing a key must share the replay guard too, or an answer used on one could be used again on another")
+	}
+	for k, u := range c.Upstreams {
+		if err := checkOrigin(u); err != nil {
+			return fmt.Errorf("-upstream %s: %v", k, err)
+		}
+	}
+	if c.Redis != "" {
+		if _, err := redisOptions(c.Redis); err != nil {
+			return fmt.Errorf("-redis: %v", err)
+		}
+		var err error
+		if c.stateKey, err = permission.ReadKeyFile(c.StateKeyFile); err != nil {
+			return fmt.Errorf("-state-key-file: %v", err)
+		}
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return fmt.Errorf("-metrics-addr %q: %v", c.MetricsAddr, err)
+		}
+	}
+	if c.ProxyAuth != "" {
+		if u, err := url.Parse(c.ProxyAuth); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("-proxy-auth: %q is not an http(s) URL", c.ProxyAuth)
+		}
+	}
+	return c.checkOAuth()
+}
+
+// checkOAuth refuses inconsistent OAuth settings and fills in the
+// default public URL.
+func (c *Config) checkOAuth() error {
+	o := &c.OAuth
+	if o.Issuer == "" {
+		for _, name := range oauthFlags {
+			if c.given(name) {
+				return fmt.Errorf("-%s needs -oidc-issuer", name)
+			}
+		}
+		return nil
+	}
+	switch {
+	case c.TokensFile != "":
+		return errors.New("-oidc-issuer and -tokens exclude each other: callers come from the issuer's tokens")
+	case c.ProxyAuth != "":
+		return errors.New("-oidc-issuer and -proxy-auth exclude each other: with an RBAC proxy, the proxy judges bearer tokens")
+	case c.Stdio:
+		return errors.New("-oidc-issuer applies to HTTP only; over stdio the caller is -caller")
+	case o.Audience == "":
+		return errors.New("-oidc-issuer needs -audience: the identifier tokens for this server carry in their audience")
+	case o.Introspect == "" && (o.IntrospectClientID != "" || o.IntrospectSecretFile != ""):
+		return errors.New("-introspect-client-id and -introspect-secret-file need -introspect")
+	case o.Introspect != "" && (o.IntrospectClientID == "" || o.IntrospectSecretFile == ""):
+		return errors.New("-introspect needs -introspect-client-id and -introspect-secret-file")
+	case o.UpstreamAudience == "" && (o.ExchangeClientID != "" || o.ExchangeSecretFile != ""):
+		return errors.New("-exchange-client-id and -exchange-secret-file need -upstream-audience")
+	case o.UpstreamAudience != "" && (o.ExchangeClientID == "" || o.ExchangeSecretFile == ""):
+		return errors.New("-upstream-audience needs -exchange-client-id and -exchange-secret-file")
+	}
+	for _, f := range []struct{ name, value string }{{"oidc-issuer", o.Issuer}, {"public-url", o.PublicURL}, {"introspect", o.Introspect}} {
+		if f.value == "" {
+			continue
+		}
+		if u, err := url.Parse(f.value); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("-%s: %q is not an http(s) URL", f.name, f.value)
+		}
+	}
+	if o.PublicURL == "" {
+		addr := c.Addr
+		if addr == "" {
+			addr = defaultAddr
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil || port == "0" {
+			return fmt.Errorf("-oidc-issuer with -addr %s needs -public-url: the MCP endpoint's URL cannot be derived from it", addr)
+		}
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+			host = "localhost"
+		}
+		o.PublicURL = "http://" + net.JoinHostPort(host, port) + "/mcp"
+	}
+	return nil
+}
