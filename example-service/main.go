@@ -1,6 +1,3 @@
-// Command example-service is a catalog microservice's MCP front, built on
-// toolroute's service kit (package service): its tools (package tools),
-// its catalog client (package catalog), and this main.
 package main
 
 import (
