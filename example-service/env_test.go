@@ -134,7 +134,8 @@ func TestREADMEFlagTable(t *testing.T) {
 }
 
 // TestCatalogCommand: "example-service catalog" serves the demo catalog
-// API alone until its context ends.
+// API alone until its context ends, at the address TOOLROUTE_ADDR gives
+// (the kit's environment rules: a misspelt variable stops it).
 func TestCatalogCommand(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -142,11 +143,12 @@ func TestCatalogCommand(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	t.Setenv("TOOLROUTE_ADDR", addr)
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"catalog", "-addr", addr}, strings.NewReader(""), io.Discard, &stderr)
+		done <- run(ctx, []string{"catalog"}, strings.NewReader(""), io.Discard, &stderr)
 	}()
 	var resp *http.Response
 	for range 200 { // bounded wait for the listener
@@ -169,6 +171,11 @@ func TestCatalogCommand(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"catalog", "extra"}, strings.NewReader(""), io.Discard, io.Discard); !errors.Is(err, errUsage) {
 		t.Errorf("catalog extra = %v, want a usage error", err)
+	}
+	t.Setenv("TOOLROUTE_ADRR", addr)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"catalog"}, strings.NewReader(""), io.Discard, &out); !errors.Is(err, errUsage) || !strings.Contains(out.String(), "TOOLROUTE_ADRR names no flag") {
+		t.Errorf("catalog with TOOLROUTE_ADRR = %v, %s; want a usage error naming it", err, &out)
 	}
 }
 

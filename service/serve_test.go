@@ -1,0 +1,129 @@
+package service_test
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/fx"
+
+	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/testing/await"
+	"github.com/toolroute/toolroute/internal/testing/syncbuf"
+	"github.com/toolroute/toolroute/registry"
+	"github.com/toolroute/toolroute/server"
+	"github.com/toolroute/toolroute/server/servertest"
+	"github.com/toolroute/toolroute/service"
+	"github.com/toolroute/toolroute/tool"
+)
+
+// pingRoute is the route of the ping tool of these tests.
+var pingRoute = tool.ServiceRoute("things", http.MethodGet, "/api/v1/things/{id}")
+
+// pingDeps is the container of the ping tool: the kit's client.
+type pingDeps struct {
+	url    string
+	client *http.Client
+}
+
+// pingRegistry is a registry with one tool calling the upstream things.
+func pingRegistry() *registry.Registry[*pingDeps] {
+	reg := registry.New[*pingDeps]()
+	reg.Register(tool.Tool[*pingDeps]{
+		Name: "ping", Description: "Ask the things API for thing 1.", ServiceKey: "things",
+		VisibilityRoutes: []tool.Route{pingRoute}, Behaviour: behaviour.ReadOnly,
+		Handler: tool.Handle(func(ctx context.Context, d *pingDeps, _ *mcp.CallToolRequest, _ struct{}) (struct{ Status int }, error) {
+			r, _ := pingRoute.Bind(map[string]string{"id": "1"})
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, d.url+r.ServicePath(), nil)
+			resp, err := d.client.Do(req)
+			if err != nil {
+				return struct{ Status int }{}, err
+			}
+			resp.Body.Close()
+			return struct{ Status int }{resp.StatusCode}, nil
+		}),
+	})
+	return reg
+}
+
+func pingCommand() service.Command {
+	return service.Command{
+		Name: "ping-mcp",
+		Options: []fx.Option{
+			server.Tools(pingRegistry()),
+			fx.Provide(func(up service.Upstreams) *pingDeps { return &pingDeps{up.URL("things"), up.Client("things")} }),
+		},
+	}
+}
+
+// TestServeFromGo: a Config built in Go, without flags, serves as the
+// same flags would: its zero fields take the defaults, and its
+// upstream's client carries the caller's bearer through authz's
+// transport.
+func TestServeFromGo(t *testing.T) {
+	api, auth := thingsAPI(t)
+	cfg := service.Config{
+		Addr:       "127.0.0.1:0",
+		PolicyFile: "testdata/things/policy.json",
+		TokensFile: "testdata/things/tokens.json",
+		Upstreams:  map[string]string{"things": api.URL},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncbuf.Buffer
+	done := make(chan error, 1)
+	go func() { done <- pingCommand().Serve(ctx, cfg, strings.NewReader(""), &stderr, &stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := await.Recv(t, done, "Serve's return"); err != nil {
+			t.Errorf("Serve returned %v", err)
+		}
+	})
+	var url string
+	for range 3000 { // bounded wait for the announcement
+		if m := regexp.MustCompile(`serving MCP at (\S+)`).FindStringSubmatch(stderr.String()); m != nil {
+			url = m[1]
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Serve returned %v before serving:\n%s", err, &stderr)
+		default:
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if url == "" {
+		t.Fatalf("no announcement:\n%s", &stderr)
+	}
+	cs := servertest.ConnectHTTP(t, url, "viewer-token", servertest.Options{})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ping"})
+	if err != nil || res.IsError {
+		t.Fatalf("ping = %+v, %v", res, err)
+	}
+	if got := auth(); len(got) != 1 || got[0] != "Bearer viewer-token" {
+		t.Errorf("the upstream saw Authorization %q", got)
+	}
+}
+
+// TestServeFromGoChecks: a Config built in Go is refused as the command
+// line's would be.
+func TestServeFromGoChecks(t *testing.T) {
+	for _, tt := range []struct {
+		cfg  service.Config
+		want string
+	}{
+		{service.Config{Redis: "redis://127.0.0.1:1/0"}, "-redis needs -state-key-file"},
+		{service.Config{Stdio: true, Addr: "127.0.0.1:0"}, "-addr applies to HTTP only"},
+		{service.Config{RateLimit: -1}, "-rate-limit must be 0 (off) or a positive number"},
+		{service.Config{PolicyFile: "testdata/things/policy.json", TokensFile: "testdata/things/tokens.json"}, `tool ping needs the upstream service "things"`},
+		{service.Config{Upstreams: map[string]string{"things": "ftp://x"}}, `-upstream things: "ftp://x": the scheme must be http or https`},
+	} {
+		err := pingCommand().Serve(context.Background(), tt.cfg, strings.NewReader(""), &syncbuf.Buffer{}, &syncbuf.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Serve(%+v) = %v, want %q", tt.cfg, err, tt.want)
+		}
+	}
+}
