@@ -212,6 +212,45 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.ExchangeSecretFile, "exchange-secret-file", "", "with -upstream-audience: the `FILE` holding that client's secret")
 }
 
+// withForms makes every bool, int and duration flag of fs refuse a value
+// it cannot parse by naming the accepted forms, and quote the value in
+// the error: such values are never credentials (string flags keep their
+// own errors, which never quote a value).
+func withForms(fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		switch f.Value.(type) {
+		case interface{ IsBoolFlag() bool }:
+			f.Value = boolForms{formsValue{f.Value, "true or false (also 1, 0, t, f)"}}
+		case flag.Getter:
+			switch f.Value.(flag.Getter).Get().(type) {
+			case int:
+				f.Value = formsValue{f.Value, "a whole number, such as 0 or 20"}
+			case time.Duration:
+				f.Value = formsValue{f.Value, "a duration, such as 500ms, 10s or 1m30s"}
+			}
+		}
+	})
+}
+
+type formsValue struct {
+	flag.Value
+	forms string
+}
+
+func (v formsValue) Set(s string) error {
+	if err := v.Value.Set(s); err != nil {
+		return fmt.Errorf("want %s", v.forms)
+	}
+	return nil
+}
+
+// quotable tells applyEnv that the value may be quoted in its error.
+func (formsValue) quotable() {}
+
+type boolForms struct{ formsValue }
+
+func (boolForms) IsBoolFlag() bool { return true }
+
 // oauthFlags are the flags that need -oidc-issuer.
 var oauthFlags = []string{"audience", "roles-claim", "public-url", "introspect", "introspect-client-id", "introspect-secret-file", "upstream-audience", "exchange-client-id", "exchange-secret-file"}
 
@@ -272,6 +311,9 @@ func applyEnv(fs *flag.FlagSet, environ []string) ([]string, error) {
 		case v == "" || onCommandLine[f.Name]:
 		default:
 			if err := fs.Set(f.Name, v); err != nil {
+				if _, ok := f.Value.(interface{ quotable() }); ok {
+					err = fmt.Errorf("%q: %v", v, err)
+				}
 				errs = append(errs, fmt.Errorf("environment variable %s (-%s): %v", k, f.Name, err))
 				continue
 			}

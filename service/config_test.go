@@ -2,6 +2,7 @@ package service
 
 import (
 	"flag"
+	"os"
 	"strings"
 	"testing"
 )
@@ -60,3 +61,37 @@ func TestApplyEnv(t *testing.T) {
 
 // TestEnvServes: the whole service configured from the environment
 // only, and a flag on the command line winning over its variable.
+
+// TestParseErrorForms: a value a bool, int or duration flag cannot parse
+// is quoted, with the accepted forms, from the command line and from
+// the environment alike.
+func TestParseErrorForms(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"-rate-limit", "many"}, "", `invalid value "many" for flag -rate-limit: want a whole number`},
+		{nil, "TOOLROUTE_RATE_LIMIT=many", `TOOLROUTE_RATE_LIMIT (-rate-limit): "many": want a whole number`},
+		{nil, "TOOLROUTE_DRAIN_DELAY=3", `TOOLROUTE_DRAIN_DELAY (-drain-delay): "3": want a duration, such as 500ms`},
+		{nil, "TOOLROUTE_STDIO=yes", `TOOLROUTE_STDIO (-stdio): "yes": want true or false`},
+		{[]string{"-stdio=yes"}, "", `invalid boolean value "yes" for -stdio: want true or false`},
+		{nil, "TOOLROUTE_UPSTREAM_THINGS=http://u:s3cret@things", `TOOLROUTE_UPSTREAM_THINGS (-upstream things=URL): "http://u:xxxxx@things": must not carry credentials`},
+	} {
+		if tt.env != "" {
+			k, v, _ := strings.Cut(tt.env, "=")
+			t.Setenv(k, v)
+		}
+		var out strings.Builder
+		_, err := Command{Name: "t"}.parse("serve", tt.args, &out)
+		if err == nil || !strings.Contains(out.String(), tt.want) {
+			t.Errorf("parse %q with %s = %v, output lacks %q:\n%s", tt.args, tt.env, err, tt.want, &out)
+		}
+		if strings.Contains(out.String(), "s3cret") {
+			t.Errorf("a credential reached the output:\n%s", &out)
+		}
+		if tt.env != "" {
+			os.Unsetenv(strings.SplitN(tt.env, "=", 2)[0])
+		}
+	}
+}

@@ -169,6 +169,7 @@ func (c Command) parse(sub string, args []string, stderr io.Writer) (Config, err
 	if c.Flags != nil {
 		c.Flags(fs)
 	}
+	withForms(fs)
 	fs.Usage = func() {
 		c.usage(fs.Output())
 		fmt.Fprint(fs.Output(), "\nFlags of serve and check (each also from the environment: "+envPrefix+" + the flag in upper snake case, -proxy-auth is "+EnvName("proxy-auth")+", -upstream catalog=URL is "+upstreamEnvPrefix+"CATALOG=URL; the command line wins):\n")
