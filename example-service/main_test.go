@@ -702,17 +702,25 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-stdio", "-addr", "127.0.0.1:0"}, "-addr applies to HTTP only"},
 	}
 	for _, tt := range tests {
-		var stderr bytes.Buffer
-		err := run(context.Background(), tt.args, strings.NewReader(""), io.Discard, &stderr)
-		if err == nil {
-			t.Errorf("run %q: no error", tt.args)
-			continue
-		}
-		if got := err.Error() + "\n" + stderr.String(); !strings.Contains(got, tt.want) {
-			t.Errorf("run %q: %q does not contain %q", tt.args, got, tt.want)
-		}
-		if strings.Contains(err.Error()+stderr.String(), `"a b"`) || strings.Contains(err.Error()+stderr.String(), "tok-1") {
-			t.Errorf("run %q: a token appears in the error: %v", tt.args, err)
+		// check refuses what serve refuses, but for what only a start
+		// finds (an upstream that does not answer) and a positional
+		// argument (a subcommand there).
+		for _, args := range [][]string{tt.args, append([]string{"check"}, tt.args...)} {
+			if args[0] == "check" && (strings.Contains(tt.want, "warming service") || strings.Contains(tt.want, "unknown command")) {
+				continue
+			}
+			var stderr bytes.Buffer
+			err := run(context.Background(), args, strings.NewReader(""), io.Discard, &stderr)
+			if err == nil {
+				t.Errorf("run %q: no error", args)
+				continue
+			}
+			if got := err.Error() + "\n" + stderr.String(); !strings.Contains(got, tt.want) {
+				t.Errorf("run %q: %q does not contain %q", args, got, tt.want)
+			}
+			if strings.Contains(err.Error()+stderr.String(), `"a b"`) || strings.Contains(err.Error()+stderr.String(), "tok-1") {
+				t.Errorf("run %q: a token appears in the error: %v", args, err)
+			}
 		}
 	}
 }
@@ -748,5 +756,23 @@ func TestHTTPCancellation(t *testing.T) {
 	// The list and 3 gets would mean the audit ran to its end.
 	if got := seen(); len(got) >= 4 {
 		t.Errorf("the cancelled audit sent %d upstream requests: %q", len(got), got)
+	}
+}
+
+// TestCheck: check with the serving flags validates without serving:
+// the demo configuration is ok, with what it found; nothing listens.
+func TestCheck(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"check", "-confirm-destructive"}, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatalf("check = %v\n%s", err, &stderr)
+	}
+	if want := "example-service check: ok: 7 tools, roles admin, editor, viewer, upstreams catalog=embedded\n"; stdout.String() != want {
+		t.Errorf("check printed %q, want %q", stdout.String(), want)
+	}
+	// An upstream that does not answer is no problem for check: it
+	// contacts nothing.
+	stdout.Reset()
+	if err := run(context.Background(), []string{"check", "-upstream", "http://127.0.0.1:1"}, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatalf("check -upstream (nothing listening) = %v\n%s", err, &stderr)
 	}
 }
