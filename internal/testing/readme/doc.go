@@ -1,0 +1,14 @@
+// Package readme holds the tests that keep README.md true to the code:
+//
+//   - every ```go block compiles. A block is either a whole file (it has a
+//     package clause), formatted as gofmt formats it, importing no
+//     internal package, and built as it is as a package of its own inside
+//     the module, against the module's packages and go.mod's
+//     dependencies, offline (GOPROXY=off); or it is marked, on the line
+//     above its fence, with <!-- not compiled: REASON -->. A fragment
+//     without the mark fails: nothing is wrapped or guessed, so a sample
+//     that compiles here compiles for a reader who copies it. A failure
+//     names the README's line and gives the compiler's words.
+//
+// Nothing here is API.
+package readme
