@@ -8,7 +8,10 @@
 //     above its fence, with <!-- not compiled: REASON -->. A fragment
 //     without the mark fails: nothing is wrapped or guessed, so a sample
 //     that compiles here compiles for a reader who copies it. A failure
-//     names the README's line and gives the compiler's words.
+//     names the README's line and gives the compiler's words;
+//   - the packages table lists every package of the module, and every
+//     module nested in the repository (bench/, deploy/), and no row names
+//     a package that does not exist.
 //
 // Nothing here is API.
 package readme
