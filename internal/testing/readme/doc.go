@@ -11,7 +11,10 @@
 //     names the README's line and gives the compiler's words;
 //   - the packages table lists every package of the module, and every
 //     module nested in the repository (bench/, deploy/), and no row names
-//     a package that does not exist.
+//     a package that does not exist;
+//   - every repository file and every Test, Benchmark, Fuzz or Example
+//     function that README.md or the deployment kit's files (deploy/) cite
+//     exists.
 //
 // Nothing here is API.
 package readme
