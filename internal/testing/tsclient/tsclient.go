@@ -12,28 +12,29 @@ import (
 )
 
 // Script returns the node binary and the path of test/tsclient/name. A
-// test that needs them skips, loudly, when node or the npm modules are
-// absent; under CI=true it fails instead, so that CI never passes
-// without running the real client.
+// test that needs them skips when node or the npm modules are absent,
+// with a message naming what is missing and the commands that install it
+// (go test -v shows it); under CI=true it fails instead, so that CI
+// never passes without running the real client.
 func Script(t testing.TB, name string) (node, script string) {
 	t.Helper()
 	dir, err := dir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	missing := func(what string) {
-		msg := "the TypeScript SDK client test needs " + what + " (cd test/tsclient && npm ci)"
+	missing := func(what, fix string) {
+		msg := t.Name() + " runs the official TypeScript SDK client and needs " + what + ": " + fix
 		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
+			t.Fatal("tsclient: " + msg + "; CI=true, so this fails instead of skipping (.ci/run runs npm ci)")
 		}
-		t.Skip("SKIPPED: " + msg)
+		t.Skip("tsclient: SKIPPING: " + msg + "; under CI=true this fails")
 	}
 	node, err = exec.LookPath("node")
 	if err != nil {
-		missing("node on PATH")
+		missing("node on PATH", "install Node.js, then (cd test/tsclient && npm ci)")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		missing("its npm modules")
+		missing("its npm modules", "(cd test/tsclient && npm ci)")
 	}
 	return node, filepath.Join(dir, name)
 }
