@@ -19,13 +19,22 @@ import (
 // not "itm-!".
 const pathAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-._~!$&'()*+,;=:@%/"
 
-// maxStates bounds the pairs of states one shortest call explores; past
-// it the answer is unknown, and no check claims anything from it.
-const maxStates = 1 << 15
+// maxStates bounds the pairs of states one shortest call explores, and
+// maxTotalStates those of all the calls of one lint: past them the answer
+// is unknown, and no check claims anything from it. A search that gives
+// up takes some 10ms; the bounds keep a policy of pathological regexps
+// from taking minutes.
+const (
+	maxStates      = 1 << 15
+	maxTotalStates = 1 << 22
+)
 
 // lang is a compiled path regexp.
 type lang struct {
 	prog *syntax.Prog
+	// prefix is literal text every text of the language begins with
+	// (that of a regexp anchored at the beginning), "" if none is known.
+	prefix string
 }
 
 // compileLang compiles a path regexp (Go RE2 syntax, Perl flags, as authz
@@ -42,7 +51,31 @@ func compileLang(pattern string) (*lang, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &lang{prog: prog}, nil
+	return &lang{prog: prog, prefix: anchoredPrefix(search.Sub[1])}, nil
+}
+
+// anchoredPrefix returns the literal text that follows the beginning of
+// the text in a simplified regexp that starts with "^", or "".
+func anchoredPrefix(re *syntax.Regexp) string {
+	if re.Op != syntax.OpConcat || len(re.Sub) == 0 || re.Sub[0].Op != syntax.OpBeginText {
+		return ""
+	}
+	var b strings.Builder
+	for _, s := range re.Sub[1:] {
+		if s.Op != syntax.OpLiteral || s.Flags&syntax.FoldCase != 0 {
+			break
+		}
+		b.WriteString(string(s.Rune))
+	}
+	return b.String()
+}
+
+// disjoint reports whether a and b cannot have a text in common because
+// their texts begin with different literal text: a quick answer of
+// shortest's empty, which most pairs of a policy's rule and a table's
+// route get.
+func disjoint(a, b *lang) bool {
+	return !strings.HasPrefix(a.prefix, b.prefix) && !strings.HasPrefix(b.prefix, a.prefix)
 }
 
 // templateRegexp returns the anchored regexp of a route template's
@@ -102,12 +135,20 @@ type pair struct {
 }
 
 // shortest returns the shortest text made of pathAlphabet that both a and
-// b contain, breadth-first with the alphabet's order deciding ties; empty
-// if there is none, unknown if the search gave up.
-func shortest(a, b *lang) (string, result) { return shortestIn(a, b, pathAlphabet) }
+// b contain, breadth-first with the alphabet's order deciding ties among
+// the transitions of a state; empty if there is none, unknown if the
+// search gave up. The states it explores are taken from *budget; with
+// none left it gives up.
+func shortest(a, b *lang, budget *int) (string, result) {
+	return shortestIn(a, b, pathAlphabet, budget)
+}
 
 // shortestIn is shortest over the bytes of alphabet.
-func shortestIn(a, b *lang, alphabet string) (string, result) {
+func shortestIn(a, b *lang, alphabet string, budget *int) (string, result) {
+	if disjoint(a, b) {
+		return "", empty
+	}
+	limit := min(maxStates, *budget)
 	classes := alphabetClasses(a, b, alphabet)
 	type node struct {
 		st     pair
@@ -115,6 +156,7 @@ func shortestIn(a, b *lang, alphabet string) (string, result) {
 		c      byte
 	}
 	var nodes []node
+	defer func() { *budget -= len(nodes) }()
 	seen := map[pair]bool{}
 	add := func(st pair, parent int, c byte) {
 		if !seen[st] {
@@ -129,7 +171,7 @@ func shortestIn(a, b *lang, alphabet string) (string, result) {
 	}
 	var nextA, nextB []thread
 	for i := 0; i < len(nodes); i++ {
-		if len(nodes) > maxStates {
+		if len(nodes) > limit {
 			return "", unknown
 		}
 		st := nodes[i].st

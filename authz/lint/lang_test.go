@@ -67,7 +67,8 @@ func TestShortestWitness(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, res := shortest(a, b)
+			budget := maxStates
+			got, res := shortest(a, b, &budget)
 			if got != tt.want || res != tt.res {
 				t.Fatalf("shortest = %q, %v; want %q, %v", got, res, tt.want, tt.res)
 			}
@@ -133,7 +134,8 @@ func TestShortestAgreesWithRegexp(t *testing.T) {
 					break
 				}
 			}
-			got, r := shortestIn(a.lang, b.lang, alphabet)
+			budget := maxStates
+			got, r := shortestIn(a.lang, b.lang, alphabet, &budget)
 			switch {
 			case r == unknown:
 				t.Errorf("%q ~ %q: unknown", a.src, b.src)
@@ -195,8 +197,30 @@ func TestShortestGivesUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w, r := shortest(a, b); r != unknown {
+	budget := maxTotalStates
+	if w, r := shortest(a, b, &budget); r != unknown {
 		t.Fatalf("shortest = %q, %v; want unknown", w, r)
+	}
+	if budget > maxTotalStates-maxStates {
+		t.Fatalf("budget left %d after a search of more than %d states", budget, maxStates)
+	}
+	// Once the budget is spent, every search that needs one gives up,
+	// even one that would find a text at once.
+	c, err := compileLang(`^/a$`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget = 0
+	if w, r := shortest(c, c, &budget); r != unknown {
+		t.Fatalf("with no budget: shortest = %q, %v; want unknown", w, r)
+	}
+	// Disjoint literal prefixes need no search, and no budget.
+	d, err := compileLang(`^/b`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, r := shortest(c, d, &budget); r != empty {
+		t.Fatalf("disjoint prefixes: shortest = %q, %v; want empty", w, r)
 	}
 }
 

@@ -99,10 +99,14 @@ func Policy(table registry.RouteTable, roles []authz.RolePolicy) []Finding {
 	l := &linter{
 		routes: routesOf(table),
 		langs:  map[string]*lang{},
-		inter:  map[[2]string]witness{},
+		inter:  map[[2]*lang]witness{},
+		budget: maxTotalStates,
+	}
+	for _, rt := range l.routes {
+		l.templates = append(l.templates, rt.Route)
 	}
 	if keys := serviceKeys(l.routes); len(keys) > 0 {
-		l.services = `^/(?:` + strings.Join(keys, "|") + `)(?:/|$)`
+		l.services, _ = compileLang(`^/(?:` + strings.Join(keys, "|") + `)(?:/|$)`)
 	}
 	var out []Finding
 	first := map[string]int{}
@@ -115,8 +119,11 @@ func Policy(table registry.RouteTable, roles []authz.RolePolicy) []Finding {
 // route is a distinct route of the table, with the tools that declare it.
 type route struct {
 	tool.Route
-	tools    []string
-	concrete string // the regexp of its concrete paths
+	idx   int      // in linter.routes
+	tools []string // sorted
+	// concrete is the language of its concrete paths; nil (never, for a
+	// valid template) answers unknown.
+	concrete *lang
 }
 
 func routesOf(table registry.RouteTable) []*route {
@@ -129,7 +136,8 @@ func routesOf(table registry.RouteTable) []*route {
 		for _, r := range e.Routes {
 			rt := byRoute[r]
 			if rt == nil {
-				rt = &route{Route: r, concrete: templateRegexp(r.URI)}
+				rt = &route{Route: r}
+				rt.concrete, _ = compileLang(templateRegexp(r.URI))
 				byRoute[r] = rt
 				out = append(out, rt)
 			}
@@ -141,7 +149,8 @@ func routesOf(table registry.RouteTable) []*route {
 	slices.SortFunc(out, func(a, b *route) int {
 		return cmp.Or(strings.Compare(a.URI, b.URI), cmp.Compare(slices.Index(methods, a.Method), slices.Index(methods, b.Method)))
 	})
-	for _, r := range out {
+	for i, r := range out {
+		r.idx = i
 		slices.Sort(r.tools)
 	}
 	return out
@@ -178,10 +187,12 @@ type witness struct {
 
 // linter holds what the checks of one Policy call share.
 type linter struct {
-	routes   []*route
-	services string // the regexp of the table's services' paths; "": no routes
-	langs    map[string]*lang
-	inter    map[[2]string]witness
+	routes    []*route
+	templates []tool.Route // the routes' Routes, for AllowMany
+	services  *lang        // the paths of the table's services; nil: no routes
+	langs     map[string]*lang
+	inter     map[[2]*lang]witness
+	budget    int // of states, for all the searches (maxTotalStates)
 }
 
 // lang returns the compiled language of a regexp that compiles.
@@ -194,18 +205,24 @@ func (l *linter) lang(pattern string) *lang {
 	return g
 }
 
-// both returns the shortest path both regexps match.
-func (l *linter) both(a, b string) witness {
-	key := [2]string{min(a, b), max(a, b)}
-	if w, ok := l.inter[key]; ok {
+// both returns the shortest path both languages have; unknown for a
+// nil one.
+func (l *linter) both(a, b *lang) witness {
+	switch {
+	case a == nil || b == nil:
+		return witness{res: unknown}
+	case disjoint(a, b):
+		return witness{res: empty}
+	}
+	if w, ok := l.inter[[2]*lang{a, b}]; ok {
 		return w
 	}
-	la, lb := l.lang(a), l.lang(b)
-	w := witness{res: unknown}
-	if la != nil && lb != nil {
-		w.text, w.res = shortest(la, lb)
+	if w, ok := l.inter[[2]*lang{b, a}]; ok {
+		return w
 	}
-	l.inter[key] = w
+	var w witness
+	w.text, w.res = shortest(a, b, &l.budget)
+	l.inter[[2]*lang{a, b}] = w
 	return w
 }
 
@@ -218,7 +235,9 @@ type rule struct {
 	// usable: the effect is known and the path compiles, so the checks
 	// can weigh the rule.
 	usable bool
-	alone  *authz.Policy // the rule alone, as an allow rule
+	lang   *lang         // of its path, if usable
+	alone  *authz.Policy // the rule alone, as an allow rule; nil if not usable or no methods
+	tmpl   []bool        // by route: the rule matches its template (see matchesTemplate)
 }
 
 // where names the rule in messages.
@@ -238,9 +257,15 @@ func (r *rule) where(role string) string {
 func (r *rule) has(method string) bool { return slices.Contains(r.methods, method) }
 
 // matchesTemplate reports whether the rule, as authz decides, matches
-// rt's template as written (what visibility asks).
-func (r *rule) matchesTemplate(rt *route) bool {
-	return r.alone != nil && r.has(rt.Method) && allows(r.alone, rt.Route)
+// rt's template as written, for rt's method (what visibility asks).
+func (l *linter) matchesTemplate(r *rule, rt *route) bool {
+	if r.alone == nil {
+		return false
+	}
+	if r.tmpl == nil {
+		r.tmpl, _ = r.alone.AllowMany(context.Background(), lintCaller, l.templates)
+	}
+	return r.tmpl[rt.idx]
 }
 
 var lintCaller = authz.Caller{Roles: []string{"lint"}}
@@ -350,7 +375,8 @@ func (l *linter) parse(role string, j int, ap authz.AccessPolicy) (*rule, []Find
 		}
 		add(Invalid, "empty path: write a regexp such as %q", example)
 	default:
-		if _, err := compileLang(ap.Path); err != nil {
+		if r.lang = l.lang(ap.Path); r.lang == nil {
+			_, err := compileLang(ap.Path)
 			add(Invalid, "path: %v: write a Go (RE2) regexp", err)
 		} else {
 			pathOK = true
@@ -382,13 +408,13 @@ func orList(s []string) string {
 // valuesOnly reports an allow rule that matches no route template for its
 // methods but matches concrete paths of some that its role does not show
 // (visible: the routes the role reaches).
-func (l *linter) valuesOnly(role string, r *rule, visible map[*route]bool) []Finding {
+func (l *linter) valuesOnly(role string, r *rule, visible []bool) []Finding {
 	var candidates []*route
 	for _, rt := range l.routes {
 		if !r.has(rt.Method) {
 			continue
 		}
-		if r.matchesTemplate(rt) {
+		if l.matchesTemplate(r, rt) {
 			return nil
 		}
 		candidates = append(candidates, rt)
@@ -399,10 +425,10 @@ func (l *linter) valuesOnly(role string, r *rule, visible map[*route]bool) []Fin
 	}
 	var hits []hit
 	for _, rt := range candidates {
-		if visible[rt] {
+		if visible[rt.idx] {
 			continue // another rule shows its tools
 		}
-		w := l.both(r.ap.Path, rt.concrete)
+		w := l.both(r.lang, rt.concrete)
 		// The witness is a concrete path of rt (as the upstream transport
 		// decides) that the rule allows (as authz decides): a claim made
 		// by both, not by this package's automaton alone.
@@ -455,12 +481,12 @@ func templateAllow(uri string) string {
 func (l *linter) templateOnly(role string, r *rule, rules []*rule) []Finding {
 	var bad []*route
 	for _, rt := range l.routes {
-		if !r.matchesTemplate(rt) || !strings.Contains(rt.URI, "{") {
+		if !l.matchesTemplate(r, rt) || !strings.Contains(rt.URI, "{") {
 			continue
 		}
 		reached := false
 		for _, o := range rules {
-			if !o.deny && o.has(rt.Method) && l.both(o.ap.Path, rt.concrete).res != empty {
+			if !o.deny && o.has(rt.Method) && l.both(o.lang, rt.concrete).res != empty {
 				reached = true
 				break
 			}
@@ -517,11 +543,11 @@ func (l *linter) deadDeny(role string, d *rule, rules []*rule) []Finding {
 			continue
 		}
 		shared = true
-		if l.both(d.ap.Path, a.ap.Path).res != empty {
+		if l.both(d.lang, a.lang).res != empty {
 			return nil // they share a request path
 		}
 		for _, rt := range l.routes {
-			if d.matchesTemplate(rt) && a.matchesTemplate(rt) {
+			if l.matchesTemplate(d, rt) && l.matchesTemplate(a, rt) {
 				return nil // it hides a tool the allow rule shows
 			}
 		}
@@ -540,7 +566,7 @@ func (l *linter) deadDeny(role string, d *rule, rules []*rule) []Finding {
 			continue
 		}
 		forMethods = append(forMethods, rt)
-		if l.both(d.ap.Path, rt.concrete).res == found {
+		if l.both(d.lang, rt.concrete).res == found {
 			reached = append(reached, rt)
 		}
 	}
@@ -567,9 +593,9 @@ func (l *linter) exampleRoute() *route {
 	return l.routes[0]
 }
 
-// visible returns the routes a role of the usable rules reaches, as authz
-// decides (deny overrides allow).
-func (l *linter) visible(rules []*rule) map[*route]bool {
+// visible returns, by route, whether a role of the usable rules reaches
+// it, as authz decides (deny overrides allow).
+func (l *linter) visible(rules []*rule) []bool {
 	var aps []authz.AccessPolicy
 	for _, r := range rules {
 		if !r.usable || len(r.methods) == 0 {
@@ -581,26 +607,21 @@ func (l *linter) visible(rules []*rule) map[*route]bool {
 		}
 		aps = append(aps, authz.AccessPolicy{Path: r.ap.Path, Methods: r.methods, Effect: e})
 	}
-	out := map[*route]bool{}
 	p, err := authz.NewPolicy([]authz.RolePolicy{{Role: "lint", AccessPolicies: aps}})
 	if err != nil {
-		return out // unreachable: parse let only what authz accepts through
+		return make([]bool, len(l.routes)) // unreachable: parse lets only what authz accepts through
 	}
-	for _, rt := range l.routes {
-		if allows(p, rt.Route) {
-			out[rt] = true
-		}
-	}
+	out, _ := p.AllowMany(context.Background(), lintCaller, l.templates)
 	return out
 }
 
 // noTools reports a role, about the table's services, that reaches no
 // route of any tool (visible holds what it reaches).
-func (l *linter) noTools(role string, rules []*rule, visible map[*route]bool) (Finding, bool) {
+func (l *linter) noTools(role string, rules []*rule, visible []bool) (Finding, bool) {
 	if len(l.routes) == 0 {
 		return Finding{}, false
 	}
-	if len(visible) > 0 {
+	if slices.Contains(visible, true) {
 		return Finding{}, false
 	}
 	about, allowsSome := false, false
@@ -610,7 +631,7 @@ func (l *linter) noTools(role string, rules []*rule, visible map[*route]bool) (F
 		}
 		allowsSome = true
 		if !about {
-			about = l.both(r.ap.Path, l.services).res != empty
+			about = l.both(r.lang, l.services).res != empty
 		}
 	}
 	if allowsSome && !about {

@@ -36,7 +36,7 @@ func catalog(method, path string) tool.Route { return tool.ServiceRoute("catalog
 // catalogTable is the route table of a registry of example-service's
 // catalog tools (example-service/tools): the same names, behaviours and
 // routes, and a local tool.
-func catalogTable(t *testing.T, extra ...tool.Tool[struct{}]) registry.RouteTable {
+func catalogTable(t testing.TB, extra ...tool.Tool[struct{}]) registry.RouteTable {
 	t.Helper()
 	reg := registry.New[struct{}]()
 	var (
@@ -200,6 +200,14 @@ func TestPolicy(t *testing.T) {
 		]}, {"role": "auditor", "accessPolicies": [
 			{"path": "^/catalog/", "methods": ["GET"], "effect": "allow"},
 			{"path": "^/catalog/api/v1/admin(/.*)?$", "methods": ["GET"], "effect": "deny"}]}]`,
+	}, {
+		// The deny and the second allow rule have no path in common, but
+		// the search gives up before it can tell: no claim is made.
+		name: "a search that gives up claims nothing",
+		policy: `[{"role": "viewer", "accessPolicies": [
+			{"path": "^/catalog/api/v1/items(/[^/]+)?$", "methods": ["GET"], "effect": "allow"},
+			{"path": "^/catalog/[a-z]*a[a-z]{250}x$", "methods": ["GET"], "effect": "allow"},
+			{"path": "^/catalog/[a-z]*b[a-z]{250}y$", "methods": ["GET"], "effect": "deny"}]}]`,
 	}, {
 		name: "a role for another API version",
 		policy: `[{"role": "viewer", "accessPolicies": [
