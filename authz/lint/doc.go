@@ -29,12 +29,12 @@
 // # The checks
 //
 //   - [Invalid]: what authz refuses besides methods: an empty or duplicate
-//     role name, an effect other than "allow" and "deny" ("Allow" gets
-//     "write "allow""), an empty or invalid path regexp, no methods, a
+//     role name, an effect other than "allow" and "deny" (for "Allow", the
+//     fix: write "allow"), an empty or invalid path regexp, no methods, a
 //     method listed twice. [authz.ParsePolicy] stops at the first; these
 //     are all reported at once.
-//   - [UnknownMethod]: a method authz does not accept, with the fix: "get"
-//     gets "write "GET"", anything else the list of methods authz accepts.
+//   - [UnknownMethod]: a method authz does not accept, with the fix: for
+//     "get", write "GET"; for anything else, the methods authz accepts.
 //   - [NoTools]: a role that reaches no route of any tool (local tools,
 //     which have no routes, are shown to every caller and do not count):
 //     a caller with only this role sees no tool but the local ones, and
@@ -72,9 +72,9 @@
 // one the RBAC proxy also applies to other clients, is full of such rules,
 // and a warning about each of them would hide the findings that matter.
 //
-// A lower-case effect or method is reported and then taken for the
-// upper-case one it stands for; an unknown method is left out of the
-// other checks. The checks that weigh a role's rules together (NoTools,
+// An effect or method in the wrong case ("Allow", "get") is reported and
+// then taken for the one it stands for; an unknown method is left out of
+// the other checks. The checks that weigh a role's rules together (NoTools,
 // TemplateOnly, DeadDeny) skip a role with a rule whose effect or path is
 // invalid, rather than guess what it will say once fixed. Where the
 // search for a witness gives up (a regexp whose automaton is very large),

@@ -126,6 +126,8 @@ type route struct {
 	concrete *lang
 }
 
+// routesOf returns the distinct routes of the table's mapped tools,
+// sorted by URI and then method.
 func routesOf(table registry.RouteTable) []*route {
 	byRoute := map[tool.Route]*route{}
 	var out []*route
@@ -263,11 +265,15 @@ func (l *linter) matchesTemplate(r *rule, rt *route) bool {
 		return false
 	}
 	if r.tmpl == nil {
-		r.tmpl, _ = r.alone.AllowMany(context.Background(), lintCaller, l.templates)
+		var err error
+		if r.tmpl, err = r.alone.AllowMany(context.Background(), lintCaller, l.templates); err != nil {
+			r.tmpl = make([]bool, len(l.routes)) // unreachable: lintCaller has a role
+		}
 	}
 	return r.tmpl[rt.idx]
 }
 
+// lintCaller holds the one role of the policies the checks build.
 var lintCaller = authz.Caller{Roles: []string{"lint"}}
 
 // allows reports whether p lets the role "lint" reach rt.
@@ -322,8 +328,8 @@ func (l *linter) role(entry int, rp authz.RolePolicy, first map[string]int) []Fi
 }
 
 // parse checks one rule's fields and returns the rule as the other
-// checks use it: a lower-case effect or method counts as the upper-case
-// one it stands for (and is reported), an unknown method is left out.
+// checks use it: an effect or method in the wrong case counts as the one
+// it stands for (and is reported), an unknown method is left out.
 func (l *linter) parse(role string, j int, ap authz.AccessPolicy) (*rule, []Finding) {
 	r := &rule{index: j, ap: ap}
 	var out []Finding
@@ -611,7 +617,10 @@ func (l *linter) visible(rules []*rule) []bool {
 	if err != nil {
 		return make([]bool, len(l.routes)) // unreachable: parse lets only what authz accepts through
 	}
-	out, _ := p.AllowMany(context.Background(), lintCaller, l.templates)
+	out, err := p.AllowMany(context.Background(), lintCaller, l.templates)
+	if err != nil {
+		return make([]bool, len(l.routes)) // unreachable: lintCaller has a role
+	}
 	return out
 }
 
