@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/authz/lint"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/telemetry"
@@ -74,6 +75,9 @@ func loadAccess(c Command, cfg Config, table registry.RouteTable, obs *observabi
 		}
 		if err := grantsSomething(rps); err != nil {
 			return nil, fmt.Errorf("-policy %s: %w", policyName(cfg.PolicyFile), err)
+		}
+		for _, f := range lint.Policy(table, rps) {
+			a.lint = append(a.lint, fmt.Sprintf("-policy %s: %s", policyName(cfg.PolicyFile), f.Message))
 		}
 		a.roles = p.Roles()
 		a.authorizer = obs.authorizer(p, telemetry.SourcePolicy)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/authz/lint"
 	"github.com/toolroute/toolroute/authz/export"
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/registry"
@@ -149,11 +150,23 @@ func loadPolicy(file string, embedded []byte) ([]authz.RolePolicy, *authz.Policy
 		return nil, nil, fmt.Errorf("-policy %s: the file is empty: want a JSON array of role policies [{\"role\", \"accessPolicies\"}]", name)
 	}
 	p, err := authz.ParsePolicy(data)
-	if err != nil {
-		return nil, nil, fmt.Errorf("-policy %s: %w", name, err)
-	}
 	var rps []authz.RolePolicy
-	if err := json.Unmarshal(data, &rps); err != nil {
+	if jerr := json.Unmarshal(data, &rps); err == nil && jerr != nil {
+		err = jerr
+	} else if err != nil && jerr == nil {
+		// The lint names every rule authz refuses, with the fix; authz
+		// stops at the first.
+		var errs []error
+		for _, f := range lint.Policy(registry.RouteTable{}, rps) {
+			if f.Kind == lint.Invalid || f.Kind == lint.UnknownMethod {
+				errs = append(errs, errors.New(f.Message))
+			}
+		}
+		if len(errs) > 0 {
+			err = errors.Join(errs...)
+		}
+	}
+	if err != nil {
 		return nil, nil, fmt.Errorf("-policy %s: %w", name, err)
 	}
 	return rps, p, nil

@@ -127,3 +127,44 @@ func TestServeFromGoChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyLint: a policy whose rule matches values but not the route
+// template (the tool would be hidden from everyone) is an error for
+// check, naming the role, the rule and the fix, and a warning at serve's
+// start, which goes on.
+func TestPolicyLint(t *testing.T) {
+	policy := writeFile(t, "policy.json", `[{"role": "viewer", "accessPolicies": [{"path": "^/things/api/v1/things/t-[0-9]+$", "methods": ["GET"], "effect": "allow"}]}]`)
+	args := []string{"-policy", policy, "-tokens", "testdata/things/tokens.json", "-upstream", "http://127.0.0.1:1"}
+	var stdout, stderr syncbuf.Buffer
+	err := pingCommand().Run(context.Background(), append([]string{"check"}, args...), strings.NewReader(""), &stdout, &stderr)
+	for _, want := range []string{
+		`ping-mcp check: policy lint: -policy ` + policy + `: role "viewer", accessPolicies[0] (allow GET "^/things/api/v1/things/t-[0-9]+$"): matches request paths such as "/things/api/v1/things/t-0"`,
+		`Match the segment with [^/]+`,
+	} {
+		if err == nil || !strings.Contains(stderr.String(), want) {
+			t.Errorf("check = %v, stderr lacks %q:\n%s", err, want, &stderr)
+		}
+	}
+
+	api, _ := thingsAPI(t)
+	args[len(args)-1] = api.URL
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr = syncbuf.Buffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- pingCommand().Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), strings.NewReader(""), &stdout, &stderr)
+	}()
+	for range 3000 { // bounded wait for the announcement
+		if strings.Contains(stderr.String(), "serving MCP at") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := await.Recv(t, done, "Run's return"); err != nil {
+		t.Errorf("serve = %v\n%s", err, &stderr)
+	}
+	if !strings.Contains(stderr.String(), `level=WARN msg="ping-mcp: policy lint: -policy `) || !strings.Contains(stderr.String(), "serving MCP at") {
+		t.Errorf("serve did not warn and serve:\n%s", &stderr)
+	}
+}
