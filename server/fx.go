@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
 
 	"github.com/toolroute/toolroute/registry"
 )
@@ -42,13 +43,39 @@ const (
 // Until warm-up is done, the [HTTP] transport's /readyz answers 503, and
 // no transport logs that it is serving: the "toolroute: serving MCP"
 // line of [HTTP] and [Stdio] comes after every service warmed, and a
-// start that fails logs none.
+// start that fails logs none. Add [FxLogger] to keep fx's own events out
+// of the log at info level.
 var Module = fx.Module("toolroute.server",
 	fx.Provide(newAppServer, newWarmUp),
 	// Builds the server even if no transport asks for it, so that a broken
 	// configuration never starts.
 	fx.Invoke(func(*warmUp) {}),
 )
+
+// FxLogger returns the option (fx.WithLogger) that sends fx's own
+// events — each constructor provided, each function invoked, each
+// lifecycle hook run — to logger at debug level, and its errors (a
+// failed constructor, OnStart or OnStop hook) at error level, through a
+// [RedactingHandler]. Without it fx prints every event to standard error
+// at start and stop. nil selects [slog.Default]; give it the logger of
+// [Options.Logger]:
+//
+//	app := fx.New(server.FxLogger(logger), fx.Supply(server.Options{Logger: logger, ...}), server.Module, ...)
+//
+// An application that reports the error of fx.New, Start or Stop itself
+// sees it in fx's log too; to keep fx's errors at debug level as well,
+// use fx.WithLogger with an fxevent.SlogLogger and UseErrorLevel.
+func FxLogger(logger *slog.Logger) fx.Option {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	logger = redacting(logger)
+	return fx.WithLogger(func() fxevent.Logger {
+		l := &fxevent.SlogLogger{Logger: logger}
+		l.UseLogLevel(slog.LevelDebug)
+		return l
+	})
+}
 
 // Tools adds reg's tools to the server of [Module], served with the
 // container C resolved from the fx graph (provide or supply it). Several

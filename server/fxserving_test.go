@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -173,5 +174,53 @@ func TestFxFailedWarmUpServesNothing(t *testing.T) {
 				t.Errorf("%s still accepts connections after the failed start", hs.Addr())
 			}
 		})
+	}
+}
+
+// TestFxLogger: an app built with server.FxLogger logs none of fx's
+// events (provided, invoking, OnStart hooks, started) at info level and
+// logs them at debug; a failed start is logged at error level.
+func TestFxLogger(t *testing.T) {
+	app := func(level slog.Level, warm func(context.Context) error) (*fx.App, *logSink) {
+		sink := &logSink{}
+		logger := slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: level}))
+		return fx.New(
+			server.FxLogger(logger),
+			fx.Supply(server.Options{Authorizer: authz.AllowAll(), Logger: slog.New(slog.DiscardHandler)}, newDeps("fx")),
+			server.Module,
+			server.Tools(testRegistry()),
+			thingsService(warm),
+		), sink
+	}
+	run := func(a *fx.App) {
+		t.Helper()
+		if err := a.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	quiet, sink := app(slog.LevelInfo, nil)
+	run(quiet)
+	if sink.String() != "" {
+		t.Errorf("fx's events at info level:\n%s", sink)
+	}
+	loud, sink := app(slog.LevelDebug, nil)
+	run(loud)
+	for _, msg := range []string{`"msg":"provided"`, `"msg":"invoking"`, `"msg":"OnStart hook executed"`, `"msg":"started"`} {
+		if !strings.Contains(sink.String(), msg) {
+			t.Errorf("no %s event at debug level:\n%s", msg, sink)
+		}
+	}
+	if strings.Contains(sink.String(), `"level":"INFO"`) {
+		t.Errorf("an fx event above debug level:\n%s", sink)
+	}
+	failing, sink := app(slog.LevelInfo, func(context.Context) error { return errors.New("things is down") })
+	if err := failing.Start(context.Background()); err == nil {
+		t.Fatal("the app started")
+	}
+	if !strings.Contains(sink.String(), `"level":"ERROR"`) || !strings.Contains(sink.String(), "things is down") {
+		t.Errorf("the failed start is not logged at error level:\n%s", sink)
 	}
 }
