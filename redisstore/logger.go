@@ -59,7 +59,11 @@ const (
 // them as a hook (redis.Hook) of each client, which costs one atomic
 // load per command while nothing failed. Give it to every client with
 // AddHook, or use [SetLogger], which does both; a client without it
-// never ends a failure, and its repeated failures stay unlogged.
+// never ends a failure, and its repeated failures stay unlogged. (A
+// redis.ClusterClient's hooks see its commands, not its nodes' dials:
+// add the Logger to the nodes too, with OnNewNode.) The state is the
+// process's, as go-redis's logger is: with clients of several Redis
+// servers, a success of one ends the held-back lines of all.
 //
 // A Logger must be created with [NewLogger]. Its methods are safe for
 // concurrent use.
