@@ -119,9 +119,11 @@ func TestFxServingAfterWarmUp(t *testing.T) {
 }
 
 // TestFxFailedWarmUpServesNothing: a start whose warm-up fails logs no
-// serving line, leaves no listener open, and reads nothing over stdio.
-// The HTTP listener closes at once, not after its DrainDelay (an hour
-// here): a server that was never ready was sent nothing to drain.
+// serving line, leaves no listener open, and reads nothing over stdio,
+// though the transport's option is in a module before server.Module
+// (whose invokes fx runs first). The HTTP listener closes at once, not
+// after its DrainDelay (an hour here): a server that was never ready
+// was sent nothing to drain.
 func TestFxFailedWarmUpServesNothing(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
@@ -132,26 +134,29 @@ func TestFxFailedWarmUpServesNothing(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sink, logger := newLogSink()
-			opts := []fx.Option{
-				fx.Supply(server.Options{Authorizer: authz.AllowAll(), Logger: logger, Caller: &authz.Caller{Subject: "local"}}, newDeps("fx")),
-				server.Tools(testRegistry()),
-				thingsService(func(context.Context) error { return errors.New("things is down") }),
-			}
 			var (
-				hs *server.HTTPServer
-				sr *readCounter
+				hs        *server.HTTPServer
+				sr        *readCounter
+				transport fx.Option
 			)
 			if tt.stdio {
 				r, w, _ := pipes()
 				sr = &readCounter{ReadCloser: r}
-				opts = append(opts, server.Stdio(sr, w))
+				transport = server.Stdio(sr, w)
 			} else {
-				opts = append(opts, server.HTTP("127.0.0.1:0", server.HTTPServerOptions{
+				transport = fx.Options(server.HTTP("127.0.0.1:0", server.HTTPServerOptions{
 					Endpoint:   server.HTTPOptions{Verifier: server.StaticTokens(testTokens)},
 					DrainDelay: time.Hour,
 				}), fx.Populate(&hs))
 			}
-			app := newApp(opts...)
+			app := fx.New(
+				fx.NopLogger,
+				fx.Module("transports", transport),
+				server.Module,
+				fx.Supply(server.Options{Authorizer: authz.AllowAll(), Logger: logger, Caller: &authz.Caller{Subject: "local"}}, newDeps("fx")),
+				server.Tools(testRegistry()),
+				thingsService(func(context.Context) error { return errors.New("things is down") }),
+			)
 			startErr := make(chan error, 1)
 			go func() { startErr <- app.Start(context.Background()) }()
 			if err := await.Recv(t, startErr, "the failed start's return"); err == nil || !strings.Contains(err.Error(), "things is down") {
