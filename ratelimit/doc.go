@@ -10,7 +10,9 @@
 // A call over the limit is answered with a JSON-RPC error, code
 // [CodeRateLimited], whose message and data say when to retry; it is
 // never dropped, and no tool runs. Other methods (tools/list and the
-// rest) are not limited.
+// rest) are not limited. The server logs such a call at WARN with the
+// outcome "rate_limited", and package server/telemetry records it so
+// (span status, audit outcome; error.type "-32010").
 //
 // [NewLimiter] keeps its buckets in this process (golang.org/x/time/rate):
 // with several replicas behind a load balancer, each one allows a caller

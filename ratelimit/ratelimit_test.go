@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/behaviour"
+	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
@@ -26,8 +28,8 @@ type pingOut struct {
 }
 
 // newServer serves one local tool, "ping", counting its runs, behind
-// mw.
-func newServer(t *testing.T, mw mcp.Middleware) (*mcp.Server, *int) {
+// mw, logging to logger (nil: nowhere).
+func newServer(t *testing.T, mw mcp.Middleware, logger *slog.Logger) (*mcp.Server, *int) {
 	t.Helper()
 	runs := new(int)
 	reg := registry.New[*int]()
@@ -41,7 +43,10 @@ func newServer(t *testing.T, mw mcp.Middleware) (*mcp.Server, *int) {
 			return pingOut{Pong: true}, nil
 		}),
 	})
-	s, err := server.New(server.Options{Authorizer: authz.AllowAll(), Middleware: []mcp.Middleware{mw}, Logger: slog.New(slog.DiscardHandler)}, server.Install(reg, runs))
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s, err := server.New(server.Options{Authorizer: authz.AllowAll(), Middleware: []mcp.Middleware{mw}, Logger: logger}, server.Install(reg, runs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +65,7 @@ func ping(cs *mcp.ClientSession) error {
 // the rate-limit JSON-RPC error (the tool does not run), tools/list is
 // not limited, and the bucket refills.
 func TestMiddleware(t *testing.T) {
-	s, runs := newServer(t, ratelimit.Middleware(ratelimit.NewLimiter(ratelimit.Limit{Rate: 1, Period: 200 * time.Millisecond, Burst: 3}), ratelimit.Options{}))
+	s, runs := newServer(t, ratelimit.Middleware(ratelimit.NewLimiter(ratelimit.Limit{Rate: 1, Period: 200 * time.Millisecond, Burst: 3}), ratelimit.Options{}), nil)
 	alice := servertest.Connect(t, s, &authz.Caller{Subject: "alice"}, servertest.Options{})
 	bob := servertest.Connect(t, s, &authz.Caller{Subject: "bob"}, servertest.Options{})
 	for i := range 3 {
@@ -94,6 +99,37 @@ func TestMiddleware(t *testing.T) {
 	}
 }
 
+// TestRateLimitedLogRecord: the server logs a call over the limit once,
+// at WARN, with the outcome "rate_limited" (not as a protocol error at
+// ERROR, which would page someone for callers doing what callers do).
+func TestRateLimitedLogRecord(t *testing.T) {
+	var log syncbuf.Buffer
+	s, _ := newServer(t, ratelimit.Middleware(ratelimit.NewLimiter(ratelimit.Limit{Rate: 1, Period: time.Hour, Burst: 1}), ratelimit.Options{}),
+		slog.New(slog.NewJSONHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	cs := servertest.Connect(t, s, &authz.Caller{Subject: "alice"}, servertest.Options{})
+	if err := ping(cs); err != nil {
+		t.Fatal(err)
+	}
+	var je *jsonrpc.Error
+	if err := ping(cs); !errors.As(err, &je) || je.Code != ratelimit.CodeRateLimited {
+		t.Fatalf("second call: %v, want the rate-limit error", err)
+	}
+	var got []string
+	for line := range strings.Lines(log.String()) {
+		var rec struct{ Msg, Level, Outcome, Subject string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec.Msg == "toolroute: tools/call" {
+			got = append(got, rec.Level+" "+rec.Outcome+" "+rec.Subject)
+		}
+	}
+	want := []string{"INFO ok alice", "WARN rate_limited alice"}
+	if !slices.Equal(got, want) {
+		t.Errorf("call records (level outcome subject) = %q, want %q\n%s", got, want, &log)
+	}
+}
+
 type failing struct{}
 
 func (failing) Allow(context.Context, string) (ratelimit.Result, error) {
@@ -103,7 +139,7 @@ func (failing) Allow(context.Context, string) (ratelimit.Result, error) {
 // TestMiddlewareLimiterError: a limiter that cannot decide refuses the
 // call with an internal error; the tool does not run.
 func TestMiddlewareLimiterError(t *testing.T) {
-	s, runs := newServer(t, ratelimit.Middleware(failing{}, ratelimit.Options{}))
+	s, runs := newServer(t, ratelimit.Middleware(failing{}, ratelimit.Options{}), nil)
 	err := ping(servertest.Connect(t, s, &authz.Caller{Subject: "alice"}, servertest.Options{}))
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInternalError {

@@ -8,7 +8,8 @@
 // ([Cancellations], a server.Cancellations, on pub/sub).
 //
 //	rdb := redis.NewClient(opts)                   // or redis.ParseURL
-//	stores := redisstore.Options{Prefix: "catalog:"}
+//	redisstore.SetLogger(logger, rdb)              // go-redis's own lines, once per state change
+//	stores := redisstore.Options{Prefix: "catalog:", Logger: logger}
 //	perms := permission.New(permission.Options{
 //		Key:     key,                              // permission.ReadKeyFile: one key for every replica
 //		Nonces:  redisstore.NewNonceStore(rdb, stores),
@@ -44,6 +45,15 @@
 // lands on another replica than its call's reaches nothing (the call
 // runs to its end), and nothing waits for Redis (the server publishes in
 // the background). The subscription comes back by itself.
+//
+// # Logging
+//
+// While Redis is down, nothing here logs once per call: the limiter logs
+// its switch to the in-process limit and back, the subscription its
+// failure and its return, the stores nothing (their callers get the
+// errors). go-redis itself logs each failed dial, to standard error
+// unless told otherwise; [SetLogger] sends its lines to the service's
+// slog logger instead, once per state change (see [Logger]).
 //
 // # Timeouts
 //

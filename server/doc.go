@@ -72,8 +72,11 @@
 // authorization, the hooks ([Options.Middleware]) and the typed handler.
 // Each call is logged once to [Options.Logger]: the tool, the caller's
 // subject, the outcome ("ok", "tool_error", "denied", "panic",
-// "cancelled", "unknown_tool", "outage", "input_required" or "error")
-// and the duration; a panic's value and stack too. Bearer tokens are
+// "cancelled", "unknown_tool", "outage", "input_required",
+// "rate_limited" or "error") and the duration; a panic's value and stack
+// too. Refusals, outages and calls over a rate limit (the JSON-RPC error
+// -32010 of package ratelimit) are logged at WARN, panics and other
+// protocol errors at ERROR, the rest at INFO. Bearer tokens are
 // never logged: the server's logger goes through a [RedactingHandler],
 // and a caller's value it echoes (a tool name, an argument quoted by a
 // validation error) is cut at 128 bytes. Panics in handlers and middleware are recovered and

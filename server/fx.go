@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
 
 	"github.com/toolroute/toolroute/registry"
 )
@@ -39,13 +40,42 @@ const (
 // Services share a key. On start every Service is warmed (concurrently,
 // bounded by [Options.WarmTimeout]); a failing (or panicking) warm-up
 // fails the start, naming the service.
-// Until warm-up is done, the [HTTP] transport's /readyz answers 503.
+// Until warm-up is done, the [HTTP] transport's /readyz answers 503, and
+// no transport logs that it is serving: the "toolroute: serving MCP"
+// line of [HTTP] and [Stdio] comes after every service warmed, and a
+// start that fails logs none. Add [FxLogger] to keep fx's own events out
+// of the log at info level.
 var Module = fx.Module("toolroute.server",
-	fx.Provide(newAppServer),
+	fx.Provide(newAppServer, newWarmUp),
 	// Builds the server even if no transport asks for it, so that a broken
 	// configuration never starts.
-	fx.Invoke(warmOnStart),
+	fx.Invoke(func(*warmUp) {}),
 )
+
+// FxLogger returns the option (fx.WithLogger) that sends fx's own
+// events — each constructor provided, each function invoked, each
+// lifecycle hook run — to logger at debug level, and its errors (a
+// failed constructor, OnStart or OnStop hook) at error level, through a
+// [RedactingHandler]. Without it fx prints every event to standard error
+// at start and stop. nil selects [slog.Default]; give it the logger of
+// [Options.Logger]:
+//
+//	app := fx.New(server.FxLogger(logger), fx.Supply(server.Options{Logger: logger, ...}), server.Module, ...)
+//
+// An application that reports the error of fx.New, Start or Stop itself
+// sees it in fx's log too; to keep fx's errors at debug level as well,
+// use fx.WithLogger with an fxevent.SlogLogger and UseErrorLevel.
+func FxLogger(logger *slog.Logger) fx.Option {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	logger = redacting(logger)
+	return fx.WithLogger(func() fxevent.Logger {
+		l := &fxevent.SlogLogger{Logger: logger}
+		l.UseLogLevel(slog.LevelDebug)
+		return l
+	})
+}
 
 // Tools adds reg's tools to the server of [Module], served with the
 // container C resolved from the fx graph (provide or supply it). Several
@@ -146,8 +176,16 @@ type warmParams struct {
 	HTTP *HTTPServer `optional:"true"`
 }
 
-// warmOnStart warms every service on start, and then reports ready.
-func warmOnStart(p warmParams) {
+// warmUp is [Module]'s warm-up on start, done once every service is warm.
+// A transport's hook that must run only then is appended by a
+// constructor that takes a *warmUp: fx runs OnStart hooks in the order
+// they were appended, a constructor runs after those it depends on, and
+// a failing OnStart hook stops the start before the hooks after it.
+type warmUp struct{}
+
+// newWarmUp appends the hook that warms every service on start and then
+// reports ready.
+func newWarmUp(p warmParams) *warmUp {
 	a := p.App
 	p.Lifecycle.Append(fx.Hook{OnStart: func(ctx context.Context) error {
 		if err := warm(ctx, a.opts.warmTimeout(), a.services); err != nil {
@@ -156,6 +194,7 @@ func warmOnStart(p warmParams) {
 		a.ready.Store(true)
 		return nil
 	}})
+	return &warmUp{}
 }
 
 func firstName(in Installer) string {
@@ -180,13 +219,16 @@ func (a *appServer) stopContext(ctx context.Context, delay time.Duration) (conte
 // instance "127.0.0.1:8080"; ":0" picks a free port) from start to stop,
 // with the endpoint at opts.Path (default /mcp), /healthz and /readyz.
 // The listener opens before the services warm: /readyz answers 503 until
-// every service is warm (opts.Ready, if set, must agree too). It provides
-// the *HTTPServer (read its Addr). It reports through [Options.Logger]
-// and [Options.OnError], as the server does.
+// every service is warm (opts.Ready, if set, must agree too), and
+// "toolroute: serving MCP over HTTP" (with the endpoint's url) is logged
+// only then. It provides the *HTTPServer (read its Addr). It reports
+// through [Options.Logger] and [Options.OnError], as the server does.
 //
 // On stop, /readyz answers 503; after opts.DrainDelay the listener
 // closes, and in-flight calls get [Options.ShutdownTimeout] from then to
-// finish before they are cancelled (all within fx's stop timeout).
+// finish before they are cancelled (all within fx's stop timeout). A
+// start that fails (a warm-up, or a hook after it) closes the listener
+// at once: a server never ready was sent no traffic to drain.
 func HTTP(addr string, opts HTTPServerOptions) fx.Option {
 	return fx.Options(
 		fx.Provide(func(lc fx.Lifecycle, a *appServer) (*HTTPServer, error) {
@@ -203,17 +245,15 @@ func HTTP(addr string, opts HTTPServerOptions) fx.Option {
 				return nil, err
 			}
 			lc.Append(fx.Hook{
-				OnStart: func(context.Context) error {
-					if err := hs.Start(addr); err != nil {
-						return err
-					}
-					a.opts.logger().Info("toolroute: serving MCP over HTTP", slog.String("url", hs.URL()))
-					return nil
-				},
+				OnStart: func(context.Context) error { return hs.Start(addr) },
 				OnStop: func(ctx context.Context) error {
-					ctx, cancel := a.stopContext(ctx, opts.DrainDelay)
+					delay := opts.DrainDelay
+					if !a.ready.Load() {
+						delay = 0
+					}
+					ctx, cancel := a.stopContext(ctx, delay)
 					defer cancel()
-					if err := hs.Shutdown(ctx); err != nil {
+					if err := hs.shutdown(ctx, delay); err != nil {
 						a.opts.logger().Warn("toolroute: in-flight calls cancelled at shutdown", slog.Any("error", err))
 					}
 					return nil
@@ -221,13 +261,21 @@ func HTTP(addr string, opts HTTPServerOptions) fx.Option {
 			})
 			return hs, nil
 		}),
-		fx.Invoke(func(*HTTPServer) {}),
+		// After the warm-up's hook (see warmUp): serving once warm.
+		fx.Invoke(func(lc fx.Lifecycle, a *appServer, hs *HTTPServer, _ *warmUp) {
+			lc.Append(fx.Hook{OnStart: func(context.Context) error {
+				a.opts.logger().Info("toolroute: serving MCP over HTTP", slog.String("url", hs.URL()))
+				return nil
+			}})
+		}),
 	)
 }
 
 // Stdio serves the [Module]'s server over r and w (nil selects standard
 // input, nil w standard output; tests use pipes) from start to stop;
-// callers are [Options.Caller]. When the client closes its end, the
+// callers are [Options.Caller]. It begins reading r once every service
+// is warm, and logs "toolroute: serving MCP over stdio" then (to
+// [Options.Logger], never to w). When the client closes its end, the
 // application shuts down. On stop, new calls are refused and in-flight
 // calls get [Options.ShutdownTimeout] to finish before they are
 // cancelled.
@@ -238,7 +286,8 @@ func Stdio(r io.ReadCloser, w io.WriteCloser) fx.Option {
 	if w == nil {
 		w = os.Stdout
 	}
-	return fx.Invoke(func(lc fx.Lifecycle, sd fx.Shutdowner, a *appServer) {
+	// The *warmUp puts its hook after the warm-up's (see warmUp).
+	return fx.Invoke(func(lc fx.Lifecycle, sd fx.Shutdowner, a *appServer, _ *warmUp) {
 		ss := NewStdioServer(a.server, r, w)
 		var stopping atomic.Bool
 		served := make(chan struct{})
@@ -258,6 +307,7 @@ func Stdio(r io.ReadCloser, w io.WriteCloser) fx.Option {
 						a.opts.logger().Error("toolroute: shutdown after the stdio client left", slog.Any("error", err))
 					}
 				}()
+				a.opts.logger().Info("toolroute: serving MCP over stdio")
 				return nil
 			},
 			OnStop: func(ctx context.Context) error {

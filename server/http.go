@@ -748,11 +748,17 @@ func (h *HTTPServer) URL() string {
 //
 // Once Shutdown is called, Start fails.
 func (h *HTTPServer) Shutdown(ctx context.Context) error {
+	return h.shutdown(ctx, h.opts.DrainDelay)
+}
+
+// shutdown is [HTTPServer.Shutdown] after a drain delay of delay rather
+// than the configured one.
+func (h *HTTPServer) shutdown(ctx context.Context, delay time.Duration) error {
 	h.mu.Lock()
 	h.closed = true
 	h.mu.Unlock()
 	h.draining.Store(true)
-	if d := h.opts.DrainDelay; d > 0 {
+	if d := delay; d > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:

@@ -388,7 +388,7 @@ func (c *chain) logCall(ctx context.Context, name string, caller authz.Caller, o
 	}
 	level := slog.LevelInfo
 	switch o {
-	case outcome.Denied, outcome.Outage:
+	case outcome.Denied, outcome.Outage, outcome.RateLimited:
 		level = slog.LevelWarn
 	case outcome.Panic, outcome.Error:
 		level = slog.LevelError

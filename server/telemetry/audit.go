@@ -56,8 +56,9 @@ type Record struct {
 	Decision string `json:"decision,omitempty"`
 	// Outcome is how the request ended, as the server logs it: "ok",
 	// "tool_error", "denied", "panic", "cancelled", "unknown_tool",
-	// "outage", "input_required" or "error". A tools/call's is the
-	// server's own classification, the outcome of its log record.
+	// "outage", "input_required", "rate_limited" or "error". A
+	// tools/call's is the server's own classification, the outcome of
+	// its log record.
 	Outcome string `json:"outcome,omitempty"`
 	// ErrorType is the error.type of the request's span and metric: a
 	// JSON-RPC error code, "tool_error", "cancelled" or "_OTHER".

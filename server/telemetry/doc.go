@@ -39,7 +39,10 @@
 //     mcp.method.name, mcp.protocol.version, mcp.session.id (stateful
 //     sessions), gen_ai.operation.name ("execute_tool") and
 //     gen_ai.tool.name (tools/call), enduser.id (the caller's subject),
-//     error.type and rpc.response.status_code (failures). Its parent is
+//     error.type and rpc.response.status_code (failures). A failed
+//     request's span has the status Error, described by its outcome,
+//     for a tools/call the server's log record's ("denied",
+//     "rate_limited", "tool_error", …). Its parent is
 //     the trace context in params._meta ("traceparent", "tracestate": the
 //     MCP convention), else the HTTP request's traceparent header, else
 //     the context's span.
@@ -76,8 +79,9 @@
 //	| toolroute.questions                 | counter, {question}       | toolroute.question.state (asked, answered), toolroute.question.channel (input_required, elicitation) | questions to the user, permission questions among them
 //
 // error.type is, per the conventions, the JSON-RPC error code of a
-// protocol error ("-32602"), "tool_error" for an isError result,
-// "cancelled" for a cancelled request, and "_OTHER" otherwise; for an
+// protocol error ("-32602"; "-32010" for a call over its caller's rate
+// limit), "tool_error" for an isError result, "cancelled" for a
+// cancelled request, and "_OTHER" otherwise; for an
 // upstream request, its HTTP status from 400 up or the class of its
 // error. mcp.server.operation.duration uses the conventions' bucket
 // boundaries.

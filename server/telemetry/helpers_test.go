@@ -160,8 +160,9 @@ type env struct {
 }
 
 type envOptions struct {
-	cache bool             // decorate a decision cache around the policy
-	inner authz.Authorizer // instead of the test policy
+	cache      bool             // decorate a decision cache around the policy
+	inner      authz.Authorizer // instead of the test policy
+	middleware []mcp.Middleware // the server's Options.Middleware
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -187,7 +188,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		base:    e.upstream.URL,
 		confirm: permission.New(permission.Options{}),
 	}
-	e.server, err = server.New(server.Options{Authorizer: a, Observers: []mcp.Middleware{e.tel.Middleware()}}, server.Install(testRegistry(), d))
+	e.server, err = server.New(server.Options{Authorizer: a, Observers: []mcp.Middleware{e.tel.Middleware()}, Middleware: o.middleware}, server.Install(testRegistry(), d))
 	if err != nil {
 		t.Fatal(err)
 	}

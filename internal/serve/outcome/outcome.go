@@ -38,13 +38,21 @@ const (
 	Outage                       // the authorizer could not decide
 	InputRequired                // the tool asks the client for input
 	Error                        // any other protocol error
+	RateLimited                  // the call was over its caller's rate limit (package ratelimit)
 )
 
-var names = [...]string{"ok", "tool_error", "denied", "panic", "cancelled", "unknown_tool", "outage", "input_required", "error"}
+var names = [...]string{"ok", "tool_error", "denied", "panic", "cancelled", "unknown_tool", "outage", "input_required", "error", "rate_limited"}
+
+// codeRateLimited is ratelimit.CodeRateLimited, the JSON-RPC error code
+// of a call over its caller's rate limit. The classifier knows the code,
+// not the package: the core links no rate limiter, and the code is what
+// any limiter's answer carries to the client (the tests pin the two
+// equal).
+const codeRateLimited = -32010
 
 // String returns the outcome's name: "ok", "tool_error", "denied",
-// "panic", "cancelled", "unknown_tool", "outage", "input_required" or
-// "error".
+// "panic", "cancelled", "unknown_tool", "outage", "input_required",
+// "rate_limited" or "error".
 func (o Outcome) String() string { return names[o] }
 
 // Of tells how a tools/call that ended with res and err in ctx (the
@@ -60,8 +68,9 @@ func (o Outcome) String() string { return names[o] }
 // *authz.UnauthenticatedError) anywhere in the chain Denied; an
 // *authz.OutageError Outage; an *authz.HiddenToolError Denied for a tool
 // the server has, UnknownTool for one it has not (as is the SDK's own
-// answer to an unknown name); any other protocol error Error; any other
-// isError result ToolError.
+// answer to an unknown name); a protocol error of code -32010
+// (ratelimit.CodeRateLimited) RateLimited; any other protocol error
+// Error; any other isError result ToolError.
 func Of(ctx context.Context, res mcp.Result, err error) (Outcome, error) {
 	var toolErr error
 	if err == nil {
@@ -109,6 +118,8 @@ func Of(ctx context.Context, res mcp.Result, err error) (Outcome, error) {
 		return UnknownTool, toolErr
 	case err != nil && errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(rpc.Message, "unknown tool "):
 		return UnknownTool, toolErr // the SDK's answer, where no authz middleware runs
+	case err != nil && errors.As(err, &rpc) && rpc.Code == codeRateLimited:
+		return RateLimited, toolErr
 	case err != nil:
 		return Error, toolErr
 	case errors.As(toolErr, &upstream):

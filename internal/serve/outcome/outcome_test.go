@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,6 +14,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/internal/core/call"
 	"github.com/toolroute/toolroute/internal/serve/outcome"
+	"github.com/toolroute/toolroute/ratelimit"
 )
 
 func errResult(err error) *mcp.CallToolResult {
@@ -50,6 +52,10 @@ func TestOf(t *testing.T) {
 		{"unknown", nil, nil, &authz.HiddenToolError{Tool: "t"}, outcome.UnknownTool},
 		{"sdk unknown", nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `unknown tool "t"`}, outcome.UnknownTool},
 		{"protocol error", nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}, outcome.Error},
+		{"rate limited", nil, nil, ratelimit.Exceeded(time.Second), outcome.RateLimited},
+		{"rate limited, cancelled", ended, nil, ratelimit.Exceeded(time.Second), outcome.Cancelled},
+		{"rate limited, wrapped", nil, nil, fmt.Errorf("middleware: %w", ratelimit.Exceeded(time.Second)), outcome.RateLimited},
+		{"code -32010 in a tool error", nil, errResult(&jsonrpc.Error{Code: ratelimit.CodeRateLimited}), nil, outcome.ToolError},
 	}
 	for _, tt := range tests {
 		ctx := tt.ctx

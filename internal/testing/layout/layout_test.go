@@ -124,8 +124,9 @@ func TestRulesRefuseEachArrow(t *testing.T) {
 // ([corePackages]): the surface a user of the core learns. A change that
 // needs more says why, and raises it. (264 after the layout issue; +2 for
 // authz.Caller's Client and Actors, the delegation chain audit records
-// and spans carry.)
-const maxCoreNames = 266
+// and spans carry; +1 for server.FxLogger, fx's events at debug level
+// for every application of server.Module, not only example-service's.)
+const maxCoreNames = 267
 
 // TestCoreSurface: the core packages export at most maxCoreNames names
 // (counted as [ExportedNames] counts; 281 before the layout issue).
