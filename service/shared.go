@@ -71,7 +71,11 @@ func newShared(name string, cfg Config, logger *slog.Logger) (*shared, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-redis: %w", err)
 	}
-	return &shared{rdb: redis.NewClient(o), opts: redisstore.Options{Prefix: "toolroute:" + name + ":", Logger: logger}}, nil
+	rdb := redis.NewClient(o)
+	// go-redis's own lines (a failed dial on every call while Redis is
+	// down) go through the service's logger, once per state change.
+	redisstore.SetLogger(logger, rdb)
+	return &shared{rdb: rdb, opts: redisstore.Options{Prefix: "toolroute:" + name + ":", Logger: logger}}, nil
 }
 
 // service is Redis as a server.Service: the start fails, naming it, if
