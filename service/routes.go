@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/toolroute/toolroute/authz"
-	"github.com/toolroute/toolroute/authz/lint"
 	"github.com/toolroute/toolroute/authz/export"
+	"github.com/toolroute/toolroute/authz/lint"
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
