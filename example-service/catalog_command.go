@@ -20,7 +20,7 @@ import (
 // context is done: the upstream that replicas of the service share in
 // the deployment kit (deploy/). Its -addr is also TOOLROUTE_ADDR.
 var catalogCommand = service.Subcommand{
-	Usage: "catalog [-addr ADDR]     serve the demo catalog API alone (the upstream that replicas share)",
+	Usage: "catalog [-addr ADDR]\tserve the demo catalog API alone (the upstream that replicas share)",
 	Run: func(ctx context.Context, args []string, _, stderr io.Writer) error {
 		fs := flag.NewFlagSet("example-service catalog", flag.ContinueOnError)
 		fs.SetOutput(stderr)

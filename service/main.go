@@ -86,8 +86,9 @@ type Command struct {
 
 // Subcommand is one of a service's own subcommands.
 type Subcommand struct {
-	// Usage is its line in the usage text, e.g. "catalog -addr ADDR
-	// serve the demo catalog alone".
+	// Usage is its entry in the usage text: the command line, a tab, and
+	// what it does, e.g. "catalog [-addr ADDR]\tserve the demo catalog
+	// alone".
 	Usage string
 	// Run runs it with the arguments after its name until ctx is done.
 	// It may parse them with [ParseFlags]. Returning [ErrUsage] exits
@@ -152,10 +153,18 @@ func (c Command) Run(ctx context.Context, args []string, stdin io.Reader, stdout
 
 // usage prints the commands.
 func (c Command) usage(w io.Writer) {
-	fmt.Fprintf(w, "Usage:\n  %s [serve] [flags]        serve MCP (the default)\n  %[1]s check [flags]          validate the configuration, policy and tokens without serving (exit 0/1)\n", c.Name)
+	const indent = "\n                          "
+	line := func(cmd, what string) { fmt.Fprintf(w, "  %s %s%s%s\n", c.Name, cmd, indent, what) }
+	fmt.Fprint(w, "Usage:\n")
+	line("[serve] [flags]", "serve MCP (the default)")
+	line("check [flags]", "validate the configuration, policy and tokens without serving (exit 0/1)")
 	fmt.Fprint(w, strings.ReplaceAll(routesUsage, "NAME", c.Name))
+	line("dev-idp [-addr ADDR] | dev-idp token -roles R", "a local OpenID provider for trying OAuth mode; token mints an access token")
+	line("dev-proxy -policy FILE -tokens FILE", "a local RBAC proxy for trying -proxy-auth")
 	for _, name := range slices.Sorted(maps.Keys(c.Commands)) {
-		fmt.Fprintf(w, "  %s %s\n", c.Name, c.Commands[name].Usage)
+		u := c.Commands[name].Usage
+		cmd, what, _ := strings.Cut(u, "\t")
+		line(strings.TrimSpace(cmd), strings.TrimSpace(what))
 	}
 }
 

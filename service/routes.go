@@ -21,8 +21,8 @@ import (
 
 // routesUsage is the usage of the routes subcommand, in both usage texts.
 const routesUsage = `  NAME routes [-format FORMAT] [-policy FILE]
-                          print the tool → route table as json (the default), or the table
-                          and the role policy as rego, cedar, casbin, istio or openapi
+                          print the tool → route table as json (the default) or openapi,
+                          or the role policy over it as rego, cedar, casbin or istio
   NAME routes -matrix [-format text|json] [-policy FILE]
                           print which role sees which tool
   NAME routes -role ROLE -behaviour read-only[,additive,destructive]
