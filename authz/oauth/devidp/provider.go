@@ -299,7 +299,7 @@ func (p *Provider) Issuer() string { return p.issuer }
 func (p *Provider) Close() error {
 	p.closeOnce.Do(func() { p.srv.Close() })
 	<-p.served
-	if errors.Is(p.serveErr, http.ErrServerClosed) {
+	if p.serveErr == nil || errors.Is(p.serveErr, http.ErrServerClosed) {
 		return nil
 	}
 	return fmt.Errorf("devidp: serving: %w", p.serveErr)

@@ -1,6 +1,8 @@
 package devidp_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"slices"
@@ -96,14 +98,33 @@ func TestMint(t *testing.T) {
 }
 
 // TestMintRolesClaim: minted roles land where Options.RolesClaim says,
-// in the shape a verifier reading that claim expects.
+// in the shape identity providers give that claim (a dotted path nests
+// objects, as Keycloak's realm_access.roles; "scope" is one string), and
+// the verifier reading that claim finds them.
 func TestMintRolesClaim(t *testing.T) {
-	for _, claim := range []string{"roles", "groups", "realm_access.roles", "scope", "https://example.test/roles"} {
+	roles := []any{"editor", "viewer"}
+	for _, tt := range []struct {
+		claim string
+		want  map[string]any // the token's claims at the path's first segment
+	}{
+		{"roles", map[string]any{"roles": roles}},
+		{"groups", map[string]any{"groups": roles}},
+		{"realm_access.roles", map[string]any{"realm_access": map[string]any{"roles": roles}}},
+		{"scope", map[string]any{"scope": "editor viewer"}},
+		{"https://example.test/roles", map[string]any{"https://example.test/roles": roles}},
+	} {
+		claim := tt.claim
 		t.Run(claim, func(t *testing.T) {
 			p := start(t, devidp.Options{RolesClaim: claim})
 			tok, err := p.Token(t.Context(), "dev", devidp.TokenOptions{Subject: "erin", Roles: []string{"editor", "viewer"}})
 			if err != nil {
 				t.Fatal(err)
+			}
+			got := payload(t, tok)
+			for k := range tt.want {
+				if diff := cmp.Diff(tt.want[k], got[k]); diff != "" {
+					t.Errorf("claim %q (-want +got):\n%s", k, diff)
+				}
 			}
 			c, err := verify(t, p.Issuer(), resource, claim, tok)
 			if err != nil {
@@ -306,6 +327,24 @@ func TestRotateAndSign(t *testing.T) {
 			t.Errorf("token %s: %v", name, err)
 		}
 	}
+}
+
+// payload returns the claims of the JWT tok, unverified.
+func payload(t *testing.T, tok string) map[string]any {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %q", tok)
+	}
+	data, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims map[string]any
+	if err := json.Unmarshal(data, &claims); err != nil {
+		t.Fatal(err)
+	}
+	return claims
 }
 
 // deadIssuer returns the issuer URL of a loopback port nothing listens on.

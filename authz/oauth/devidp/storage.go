@@ -166,10 +166,11 @@ func (s *storage) CreateAccessToken(_ context.Context, req op.TokenRequest) (str
 	id := fmt.Sprintf("t%d", s.seq)
 	s.tokens[id] = t
 	s.mu.Unlock()
-	attrs := []any{"client", clientID, "subject", t.subject, "audience", t.audience, "expires", t.exp.Format(time.RFC3339)}
+	attrs := []any{"client", clientID, "subject", t.subject}
 	if roles != nil {
 		attrs = append(attrs, "roles", roles)
 	}
+	attrs = append(attrs, "audience", t.audience, "expires", t.exp.Format(time.RFC3339))
 	if _, ok := req.(op.TokenExchangeRequest); ok {
 		attrs = append(attrs, "grant", "token-exchange")
 	}
