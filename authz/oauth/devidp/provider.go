@@ -111,7 +111,7 @@ type Provider struct {
 	issuer string
 	st     *storage
 	srv    *http.Server
-	http   *http.Client // for Token and Revoke
+	hc     *http.Client // for Token and Revoke
 
 	served    chan struct{} // closed when Serve returns
 	serveErr  error         // why Serve returned; set before served is closed
@@ -267,7 +267,7 @@ func serve(ln net.Listener, opts Options) (*Provider, error) {
 	p := &Provider{
 		issuer:   issuer,
 		st:       st,
-		http:     &http.Client{Timeout: 10 * time.Second},
+		hc:       &http.Client{Timeout: 10 * time.Second},
 		served:   make(chan struct{}),
 		requests: map[string]int{},
 	}
@@ -324,7 +324,7 @@ func (p *Provider) Token(ctx context.Context, id string, opts TokenOptions) (str
 		return "", fmt.Errorf("devidp: no client %q", id)
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = p.http
+		opts.HTTPClient = p.hc
 	}
 	return RequestToken(ctx, p.issuer, c.ID, c.Secret, opts)
 }
@@ -339,7 +339,7 @@ func (p *Provider) Revoke(ctx context.Context, id, token string) error {
 		return fmt.Errorf("devidp: no client %q", id)
 	}
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
-	resp, err := postForm(ctx, p.http, p.issuer+RevocationPath, c.ID, c.Secret, form)
+	resp, err := postForm(ctx, p.hc, p.issuer+RevocationPath, c.ID, c.Secret, form)
 	if err != nil {
 		return fmt.Errorf("devidp: revocation: %w", err)
 	}
