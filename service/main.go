@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/toolroute/toolroute/authz/oauth/devidp"
+
 	"go.uber.org/fx"
 
 	"github.com/toolroute/toolroute/registry"
@@ -142,6 +144,12 @@ func (c Command) Run(ctx context.Context, args []string, stdin io.Reader, stdout
 		return c.check(cfg, stdout, stderr)
 	case "routes":
 		return c.routes(args, stdout, stderr)
+	case "dev-idp":
+		err := devidp.Command{Name: c.Name + " dev-idp"}.Run(ctx, args, stdout, stderr)
+		if errors.Is(err, devidp.ErrUsage) {
+			return ErrUsage // printed, with the usage
+		}
+		return err
 	}
 	if s, ok := c.Commands[sub]; ok {
 		return s.Run(ctx, args, stdout, stderr)

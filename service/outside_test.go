@@ -1,7 +1,6 @@
 package service_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -103,13 +102,19 @@ func thingsAPI(t *testing.T) (*httptest.Server, func() []string) {
 }
 
 // proc is a running process of things-mcp (or of one of its dev
-// commands) with its standard error.
+// commands) with its standard output and error.
 type proc struct {
 	cmd    *exec.Cmd
 	mu     sync.Mutex
 	log    strings.Builder
 	exited chan struct{}
 	err    error
+}
+
+func (p *proc) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.Write(b)
 }
 
 func (p *proc) String() string { p.mu.Lock(); defer p.mu.Unlock(); return p.log.String() }
@@ -125,20 +130,11 @@ func startProc(t *testing.T, bin string, env []string, args ...string) *proc {
 		}
 	}
 	p.cmd.Env = append(p.cmd.Env, env...)
-	stderr, err := p.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p.cmd.Stdout, p.cmd.Stderr = p, p
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.log.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
-		}
 		p.err = p.cmd.Wait()
 		close(p.exited)
 	}()
@@ -318,5 +314,54 @@ func TestOutsideRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOutsideOAuth: OAuth mode against the kit's own dev-idp, from
+// flags alone: a token minted for a role sees that role's tools, the
+// upstream gets no token (the caller's is never passed through), and a
+// token for another audience gets HTTP 401.
+func TestOutsideOAuth(t *testing.T) {
+	bin := buildOutside(t)
+	api, auth := thingsAPI(t)
+	idp := startProc(t, bin, nil, "dev-idp", "-addr", "127.0.0.1:0", "-audience", "things-mcp")
+	issuer := idp.wait(t, `issuer (http://\S+)`)
+	idp.wait(t, `serving until interrupted`)
+	p := startProc(t, bin, nil, "-addr", "127.0.0.1:0", "-upstream", api.URL,
+		"-policy", "testdata/things/policy.json",
+		"-oidc-issuer", issuer, "-audience", "things-mcp", "-public-url", "http://127.0.0.1/mcp")
+	url := p.wait(t, `serving MCP at (http://\S+)`)
+
+	mint := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(bin, append([]string{"dev-idp", "token", "-issuer", issuer}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("dev-idp token %q: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	cs := servertest.ConnectHTTP(t, url, mint("-roles", "viewer", "-audience", "things-mcp", "-subject", "alice"), servertest.Options{})
+	if name, toolErr, err := getThing(t, cs, "t-1"); err != nil || name != "thing t-1" {
+		t.Fatalf("get_thing as a minted viewer = %q, %q, %v", name, toolErr, err)
+	}
+	if got := auth(); len(got) != 1 || got[0] != "" {
+		t.Errorf("the upstream saw Authorization %q, want none", got)
+	}
+	// A role the policy does not grant sees nothing to call.
+	cs = servertest.ConnectHTTP(t, url, mint("-roles", "intern", "-audience", "things-mcp"), servertest.Options{})
+	if _, toolErr, err := getThing(t, cs, "t-1"); err == nil && toolErr == "" {
+		t.Errorf("an intern called get_thing")
+	}
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Authorization", "Bearer "+mint("-roles", "viewer", "-audience", "someone-else"))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a token for another audience: HTTP %d, want 401", resp.StatusCode)
 	}
 }
