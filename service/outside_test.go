@@ -42,7 +42,8 @@ var outside struct {
 
 // buildOutside builds testdata/things as the module example.com/things
 // in a temporary directory, requiring this module through a replace
-// directive, offline (the module cache holds every dependency).
+// directive (the module cache holds every dependency: this module
+// needs them too).
 func buildOutside(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -70,7 +71,7 @@ func buildOutside(t *testing.T) string {
 		outside.bin = filepath.Join(dir, "things-mcp")
 		cmd := exec.Command("go", "build", "-o", outside.bin, ".")
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			outside.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
