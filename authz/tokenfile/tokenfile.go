@@ -100,8 +100,9 @@ const wantShape = `want a JSON array of {"token", "subject", "roles"}`
 // Parse parses a tokens file (see the package documentation) and checks
 // its entries with [Check]. roles, if not nil, are the roles an entry may
 // name (a policy's, see [authz.Policy.Roles]); nil accepts any role (an
-// RBAC proxy's policy decides). It returns every problem, joined, and no
-// entries if there is one.
+// RBAC proxy's policy decides). The Roles of a policy that defines none
+// are nil: refuse such a policy first, or pass []string{}. It returns
+// every problem, joined, and no entries if there is one.
 func Parse(data []byte, roles []string) ([]Entry, error) {
 	return parse(data, roles, "tokenfile")
 }
