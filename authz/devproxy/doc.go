@@ -58,9 +58,10 @@
 //
 // # The command
 //
-//	dev-proxy -policy example-service/policy.json -tokens example-service/tokens.json
+//	example-service dev-proxy -policy example-service/policy.json -tokens example-service/tokens.json
 //
-// prints the URL to give the service (-proxy-auth http://127.0.0.1:9401)
-// and serves until its context is done. A service kit runs it as a
-// subcommand; see [Command].
+// prints the flag to give the service (-proxy-auth http://127.0.0.1:9401)
+// and serves until interrupted. [Command] is that command line, in the
+// shape of authz/oauth/devidp's: a service kit runs it as a subcommand,
+// under the service's name.
 package devproxy
