@@ -1,15 +1,12 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -17,26 +14,20 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/lint"
+	"github.com/toolroute/toolroute/authz/tokenfile"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/telemetry"
 	"github.com/toolroute/toolroute/tool"
 )
 
-// tokenEntry is one entry of a tokens file.
-type tokenEntry struct {
-	Token   string   `json:"token"`
-	Subject string   `json:"subject"`
-	Roles   []string `json:"roles"`
-}
-
 // access is how the service decides who may do what.
 type access struct {
 	authorizer authz.Authorizer
 	verifier   server.TokenVerifier
-	roles      []string     // the policy's roles, never empty; nil with a proxy
-	tokens     []tokenEntry // the static tokens, if any
-	demo       bool         // tokens are the embedded demo tokens
+	roles      []string          // the policy's roles, never empty; nil with a proxy
+	tokens     []tokenfile.Entry // the static tokens, if any
+	demo       bool              // tokens are the embedded demo tokens
 	// ready tells whether the authorizer can decide (the RBAC proxy is
 	// reachable); nil when it cannot fail (a policy).
 	ready func(context.Context) error
@@ -89,7 +80,7 @@ func loadAccess(c Command, cfg Config, table registry.RouteTable, obs *observabi
 		if err != nil {
 			return nil, err
 		}
-		if a.tokens, err = parseTokens(data, a.roles); err != nil {
+		if a.tokens, err = tokenfile.Parse(data, a.roles); err != nil {
 			return nil, fmt.Errorf("-tokens %s: %w", cfg.TokensFile, err)
 		}
 	case cfg.OAuth.Issuer != "":
@@ -107,7 +98,7 @@ func loadAccess(c Command, cfg Config, table registry.RouteTable, obs *observabi
 		a.verifier = proxyToken(a.authorizer, subjectKey(cfg.stateKey), probe)
 	case c.DemoTokens != nil:
 		var err error
-		if a.tokens, err = parseTokens(c.DemoTokens, a.roles); err != nil {
+		if a.tokens, err = tokenfile.Parse(c.DemoTokens, a.roles); err != nil {
 			if cfg.PolicyFile != "" {
 				return nil, fmt.Errorf("the demo tokens need roles that -policy %s lacks: pass -tokens FILE with its roles (%w)", cfg.PolicyFile, err)
 			}
@@ -118,11 +109,7 @@ func loadAccess(c Command, cfg Config, table registry.RouteTable, obs *observabi
 		return nil, errors.New("no way to identify HTTP callers: give -tokens FILE, -oidc-issuer URL (with -audience) or -proxy-auth URL")
 	}
 	if a.verifier == nil {
-		m := make(map[string]authz.Caller, len(a.tokens))
-		for _, t := range a.tokens {
-			m[t.Token] = authz.Caller{Subject: t.Subject, Roles: slices.Clone(t.Roles)}
-		}
-		a.verifier = server.StaticTokens(m)
+		a.verifier = server.StaticTokens(tokenfile.Callers(a.tokens))
 	}
 
 	stdioRole := ""
@@ -176,44 +163,6 @@ func quoteAll(rps []authz.RolePolicy) string {
 		q[i] = fmt.Sprintf("%q", rp.Role)
 	}
 	return strings.Join(q, ", ")
-}
-
-// parseTokens parses a tokens file: a JSON array of {"token", "subject",
-// "roles"}. Tokens must be distinct, without white space; subjects
-// non-empty; and, if roles is not nil, every role one of them.
-func parseTokens(data []byte, roles []string) ([]tokenEntry, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var entries []tokenEntry
-	if err := dec.Decode(&entries); err != nil {
-		return nil, fmt.Errorf("want a JSON array of {\"token\", \"subject\", \"roles\"}: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("unexpected data after the JSON array")
-	}
-	var errs []error
-	seen := map[string]bool{}
-	for i, e := range entries {
-		// Never quote a token in an error: name the entry instead.
-		switch {
-		case e.Token == "":
-			errs = append(errs, fmt.Errorf("entry %d: empty token", i))
-		case strings.ContainsFunc(e.Token, func(r rune) bool { return r <= ' ' || r == 0x7f }):
-			errs = append(errs, fmt.Errorf("entry %d: the token holds white space or control characters", i))
-		case seen[e.Token]:
-			errs = append(errs, fmt.Errorf("entry %d: duplicate token", i))
-		}
-		seen[e.Token] = true
-		if e.Subject == "" {
-			errs = append(errs, fmt.Errorf("entry %d: empty subject", i))
-		}
-		for _, r := range e.Roles {
-			if roles != nil && !slices.Contains(roles, r) {
-				errs = append(errs, fmt.Errorf("entry %d (subject %q): the policy has no role %q", i, e.Subject, r))
-			}
-		}
-	}
-	return entries, errors.Join(errs...)
 }
 
 // proxyToken is the verifier used with an RBAC proxy and no tokens file:

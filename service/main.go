@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/toolroute/toolroute/authz/devproxy"
+
 	"github.com/toolroute/toolroute/authz/oauth/devidp"
 
 	"go.uber.org/fx"
@@ -147,6 +149,12 @@ func (c Command) Run(ctx context.Context, args []string, stdin io.Reader, stdout
 	case "dev-idp":
 		err := devidp.Command{Name: c.Name + " dev-idp"}.Run(ctx, args, stdout, stderr)
 		if errors.Is(err, devidp.ErrUsage) {
+			return ErrUsage // printed, with the usage
+		}
+		return err
+	case "dev-proxy":
+		err := devproxy.Command{Name: c.Name + " dev-proxy"}.Run(ctx, args, stdout, stderr)
+		if errors.Is(err, devproxy.ErrUsage) {
 			return ErrUsage // printed, with the usage
 		}
 		return err

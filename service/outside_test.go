@@ -366,3 +366,37 @@ func TestOutsideOAuth(t *testing.T) {
 		t.Errorf("a token for another audience: HTTP %d, want 401", resp.StatusCode)
 	}
 }
+
+// TestOutsideProxyAuth: proxy auth against the kit's own dev-proxy,
+// from flags alone: the proxy judges the bearer (one it does not know
+// gets HTTP 401 before any tool runs), the call goes through, and the
+// bearer is forwarded upstream.
+func TestOutsideProxyAuth(t *testing.T) {
+	bin := buildOutside(t)
+	api, auth := thingsAPI(t)
+	proxy := startProc(t, bin, nil, "dev-proxy", "-addr", "127.0.0.1:0",
+		"-policy", "testdata/things/policy.json", "-tokens", "testdata/things/tokens.json")
+	proxyURL := proxy.wait(t, `-proxy-auth (http://\S+)`)
+	p := startProc(t, bin, []string{"TOOLROUTE_PROXY_AUTH=" + proxyURL, "TOOLROUTE_UPSTREAM=" + api.URL}, "-addr", "127.0.0.1:0")
+	url := p.wait(t, `serving MCP at (http://\S+)`)
+
+	cs := servertest.ConnectHTTP(t, url, "viewer-token", servertest.Options{})
+	if name, toolErr, err := getThing(t, cs, "t-1"); err != nil || name != "thing t-1" {
+		t.Fatalf("get_thing through dev-proxy = %q, %q, %v", name, toolErr, err)
+	}
+	if got := auth(); len(got) != 1 || got[0] != "Bearer viewer-token" {
+		t.Errorf("the upstream saw Authorization %q, want the caller's bearer", got)
+	}
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Authorization", "Bearer not-a-token-of-the-file")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a token dev-proxy does not know: HTTP %d, want 401", resp.StatusCode)
+	}
+}
