@@ -232,8 +232,13 @@ func build(t *testing.T, root, name, tmp string, samples []sample) []string {
 // as "name:LINE: what", LINE being the Markdown file's line.
 func at(msg, root, name string, samples []sample) (string, bool) {
 	for _, s := range samples {
+		// The go command names a file relative to its directory, the
+		// module's root, when that is shorter: the overlay's copy too
+		// (a temporary directory next to the module, as in a CI clone
+		// under /tmp).
 		rel, _ := filepath.Rel(root, s.path)
-		for _, file := range []string{s.file, s.path, rel, "./" + rel} {
+		relFile, _ := filepath.Rel(root, s.file)
+		for _, file := range []string{s.file, s.path, rel, "./" + rel, relFile} {
 			rest, ok := strings.CutPrefix(msg, file+":")
 			if !ok {
 				continue
