@@ -63,7 +63,10 @@ type Command struct {
 	// Options are the service's fx options: server.Tools for each
 	// registry, and the constructors of the containers. The kit
 	// provides [Upstreams], [Config], the service's *slog.Logger and a
-	// *permission.Checker to them.
+	// *permission.Checker to them. routes and check read the tools'
+	// tables from a graph of these options alone, which constructs
+	// nothing but what an fx.Invoke among them asks for: keep work in
+	// constructors, not in invokes.
 	Options []fx.Option
 	// Policy is the role policy (JSON, the RBAC proxy's shape) used
 	// without -policy and -proxy-auth; nil: one of them is required.
