@@ -145,6 +145,14 @@ type HTTPOptions struct {
 	// value turns the deadline off.
 	BodyTimeout time.Duration
 
+	// Wrap, if set, wraps the endpoint: it sees every request before its
+	// caller is identified, and every answer. It is how a scheme other
+	// than Bearer reaches the endpoint, such as authz/oauth's DPoP
+	// (RFC 9449), which checks a request's proof of possession and hands
+	// the request on with its token as a bearer token. nil serves the
+	// endpoint as it is.
+	Wrap func(endpoint http.Handler) http.Handler
+
 	// Cancellations, if set, carries a 2025 client's
 	// notifications/cancelled to the other replicas when the call it
 	// names is not in flight in this process, and theirs here (see
@@ -322,19 +330,25 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions, rep reporter, d *drain) (_ 
 			})
 		}
 	}
-	bearer := opts.requireBearer(mcpHandler, rep)
-	if opts.Anonymous == nil {
-		return bearer, open, unsubscribe, nil
+	var endpoint http.Handler = opts.requireBearer(mcpHandler, rep)
+	if opts.Anonymous != nil {
+		bearer := endpoint
+		anon := *opts.Anonymous
+		anon.Roles = append([]string(nil), anon.Roles...)
+		endpoint = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, ok := r.Header["Authorization"]; ok {
+				bearer.ServeHTTP(w, r)
+				return
+			}
+			mcpHandler.ServeHTTP(w, r.WithContext(authz.WithCaller(r.Context(), anon)))
+		})
 	}
-	anon := *opts.Anonymous
-	anon.Roles = append([]string(nil), anon.Roles...)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := r.Header["Authorization"]; ok {
-			bearer.ServeHTTP(w, r)
-			return
+	if opts.Wrap != nil {
+		if endpoint = opts.Wrap(endpoint); endpoint == nil {
+			return nil, nil, nil, errors.New("server: HTTPOptions.Wrap returned a nil handler")
 		}
-		mcpHandler.ServeHTTP(w, r.WithContext(authz.WithCaller(r.Context(), anon)))
-	}), open, unsubscribe, nil
+	}
+	return endpoint, open, unsubscribe, nil
 }
 
 // verifier adapts o.Verifier to the SDK: the caller travels in the
