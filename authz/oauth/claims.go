@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 
@@ -104,4 +105,35 @@ func actorsFrom(claims map[string]any) []string {
 		actors = append(actors, sub)
 	}
 	return actors
+}
+
+// confirmationFrom reads the key a token is bound to: the "jkt" of its
+// "cnf" claim (RFC 9449 §6.1), "" if it has no "cnf" or its "cnf" names
+// no "jkt" (another confirmation method, which this package does not
+// check). A "cnf" that is not an object, or a "jkt" that is not an
+// unpadded base64url SHA-256 digest, is an error.
+func confirmationFrom(claims map[string]any) (string, error) {
+	raw, ok := claims["cnf"]
+	if !ok {
+		return "", nil
+	}
+	cnf, ok := raw.(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("claim \"cnf\" is a %T, not an object", raw)
+	}
+	v, ok := cnf["jkt"]
+	if !ok {
+		return "", nil
+	}
+	jkt, ok := v.(string)
+	if !ok || !isThumbprint(jkt) {
+		return "", fmt.Errorf("claim \"cnf\": \"jkt\" is not a JWK SHA-256 thumbprint (43 characters of unpadded base64url)")
+	}
+	return jkt, nil
+}
+
+// isThumbprint reports whether s is an unpadded base64url SHA-256 digest.
+func isThumbprint(s string) bool {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	return err == nil && len(b) == 32
 }

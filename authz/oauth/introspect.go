@@ -187,7 +187,7 @@ func (v *IntrospectionVerifier) Verify(ctx context.Context, token string, _ *htt
 		return refuse(fmt.Sprintf("the token exceeds %d bytes", maxToken))
 	}
 	now := time.Now()
-	if c, ok := v.cache.get(token, now); ok {
+	if c, _, ok := v.cache.get(token, now); ok {
 		return c, nil
 	}
 	claims, err := v.introspect(ctx, token, false)
@@ -225,7 +225,7 @@ func (v *IntrospectionVerifier) Verify(ctx context.Context, token string, _ *htt
 		return refuse(err.Error())
 	}
 	if v.opts.CacheTTL > 0 {
-		v.cache.put(token, c, until)
+		v.cache.put(token, c, "", until)
 	}
 	return c, nil
 }
