@@ -110,3 +110,42 @@ func TestHTTPTwoAuthorizationHeaders(t *testing.T) {
 		}
 	}
 }
+
+// HTTPOptions.Wrap sees a request before its caller is identified: here
+// it hands a scheme of its own on as a bearer token, which the endpoint
+// then verifies as any; the anonymous caller too is served behind it.
+func TestHTTPWrap(t *testing.T) {
+	var seen []string
+	wrap := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			seen = append(seen, r.Header.Get("Authorization"))
+			if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Custom "); ok {
+				r.Header.Set("Authorization", "Bearer "+tok)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	anon := &authz.Caller{Subject: "anon", Roles: []string{"viewer"}}
+	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{Wrap: wrap, Anonymous: anon})
+	for _, tc := range []struct {
+		authorization string
+		want          int
+	}{
+		{"Custom " + secretToken, http.StatusOK},
+		{"Custom junk", http.StatusUnauthorized},
+		{"", http.StatusOK}, // anonymous, behind Wrap
+	} {
+		if resp := mcptest.Post(t, hs.URL(), mcptest.Header(tc.authorization, "2025-11-25"), initializeBody); resp.StatusCode != tc.want {
+			t.Errorf("Authorization %q: HTTP %d, want %d", tc.authorization, resp.StatusCode, tc.want)
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("Wrap saw %d requests, want 3", len(seen))
+	}
+	if _, err := server.NewHTTPServer(newTestServer(t, server.Options{}, newDeps("b")), server.HTTPServerOptions{Endpoint: server.HTTPOptions{
+		Verifier: server.StaticTokens(testTokens),
+		Wrap:     func(http.Handler) http.Handler { return nil },
+	}}); err == nil || !strings.Contains(err.Error(), "HTTPOptions.Wrap returned a nil handler") {
+		t.Errorf("a Wrap returning nil: %v", err)
+	}
+}
