@@ -103,6 +103,13 @@ type OAuth struct {
 	// ExchangeClientID and ExchangeSecretFile are this server's client
 	// for token exchange.
 	ExchangeClientID, ExchangeSecretFile string
+	// DPoP accepts DPoP-bound tokens with their proofs of possession
+	// (RFC 9449) and refuses such tokens presented as bearer tokens
+	// (-dpop). With Redis, accepted proofs are recorded there, so that
+	// no replica accepts one twice.
+	DPoP bool
+	// DPoPRequired refuses bearer tokens altogether (-dpop-required).
+	DPoPRequired bool
 }
 
 // The defaults of Config's zero fields.
@@ -210,6 +217,8 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.UpstreamAudience, "upstream-audience", "", "with -oidc-issuer: exchange the caller's token for one of audience `ID` for upstream requests (RFC 8693); an embedded upstream then checks it")
 	fs.StringVar(&o.ExchangeClientID, "exchange-client-id", "", "with -upstream-audience: this server's client `ID` for token exchange")
 	fs.StringVar(&o.ExchangeSecretFile, "exchange-secret-file", "", "with -upstream-audience: the `FILE` holding that client's secret")
+	fs.BoolVar(&o.DPoP, "dpop", false, "with -oidc-issuer: accept DPoP-bound tokens with their proofs (RFC 9449) and refuse them as bearer tokens; with -redis, replicas share the proofs seen")
+	fs.BoolVar(&o.DPoPRequired, "dpop-required", false, "with -dpop: refuse bearer tokens, so that every request proves possession of its token's key")
 }
 
 // withForms makes every bool, int and duration flag of fs refuse a value
@@ -252,7 +261,7 @@ type boolForms struct{ formsValue }
 func (boolForms) IsBoolFlag() bool { return true }
 
 // oauthFlags are the flags that need -oidc-issuer.
-var oauthFlags = []string{"audience", "roles-claim", "public-url", "introspect", "introspect-client-id", "introspect-secret-file", "upstream-audience", "exchange-client-id", "exchange-secret-file"}
+var oauthFlags = []string{"audience", "roles-claim", "public-url", "introspect", "introspect-client-id", "introspect-secret-file", "upstream-audience", "exchange-client-id", "exchange-secret-file", "dpop", "dpop-required"}
 
 // ParseFlags parses args into fs, then sets every flag the command line
 // left unset from its TOOLROUTE_* variable (see [EnvName]) in environ
@@ -349,7 +358,7 @@ func (c *Config) given(name string) bool {
 }
 
 // oauthFields are OAuth's fields of oauthFlags, in order.
-var oauthFields = []string{"Audience", "RolesClaim", "PublicURL", "Introspect", "IntrospectClientID", "IntrospectSecretFile", "UpstreamAudience", "ExchangeClientID", "ExchangeSecretFile"}
+var oauthFields = []string{"Audience", "RolesClaim", "PublicURL", "Introspect", "IntrospectClientID", "IntrospectSecretFile", "UpstreamAudience", "ExchangeClientID", "ExchangeSecretFile", "DPoP", "DPoPRequired"}
 
 // withDefaults fills c's zero fields from d's, then the kit's defaults.
 func (c Config) withDefaults(d Config) Config {
@@ -472,6 +481,10 @@ func (c *Config) checkOAuth() error {
 		return errors.New("-exchange-client-id and -exchange-secret-file need -upstream-audience")
 	case o.UpstreamAudience != "" && (o.ExchangeClientID == "" || o.ExchangeSecretFile == ""):
 		return errors.New("-upstream-audience needs -exchange-client-id and -exchange-secret-file")
+	case o.DPoPRequired && !o.DPoP:
+		return errors.New("-dpop-required needs -dpop")
+	case o.DPoP && o.Introspect != "":
+		return errors.New("-dpop works with JWT access tokens only, not with -introspect: the key a token is bound to is read from its verified claims before the request is served, which for an opaque token would mean an introspection per stranger's request")
 	}
 	for _, f := range []struct{ name, value string }{{"oidc-issuer", o.Issuer}, {"public-url", o.PublicURL}, {"introspect", o.Introspect}} {
 		if f.value == "" {

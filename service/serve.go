@@ -66,6 +66,10 @@ func (c Command) prepare(ctx context.Context, cfg Config, stderr io.Writer, logg
 		k.close()
 		return nil, err
 	}
+	if err = k.acc.oauth.startDPoP(k.sh.replayCache(), logger); err != nil {
+		k.close()
+		return nil, err
+	}
 	return k, nil
 }
 

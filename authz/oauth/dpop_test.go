@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -206,6 +207,15 @@ func (d *dpopTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return d.base.RoundTrip(r)
 }
 
+// stolenKey is a proof that names victim's public key in its "jwk" (so
+// its thumbprint is the token's) but is signed by thief's.
+func stolenKey(t *testing.T, victim, thief *dpopKey, url, token string) string {
+	t.Helper()
+	head, _, _ := strings.Cut(victim.proof(t, "POST", url, token, proofClaims{}), ".")
+	parts := strings.Split(thief.proof(t, "POST", url, token, proofClaims{}), ".")
+	return head + "." + parts[1] + "." + parts[2]
+}
+
 // Every way a proof or its presentation can be wrong is refused with 401
 // and a DPoP challenge naming the error, before any tool runs.
 func TestDPoPRefused(t *testing.T) {
@@ -235,6 +245,7 @@ func TestDPoPRefused(t *testing.T) {
 		{"future iat", key.proof(t, "POST", url, token, proofClaims{IAT: time.Now().Add(6 * time.Minute).Unix()}), "invalid_dpop_proof"},
 		{"another token's hash", key.proof(t, "POST", url, token, proofClaims{ATH: "AAAA"}), "invalid_dpop_proof"},
 		{"another key", other.proof(t, "POST", url, token, proofClaims{}), "invalid_token"},
+		{"signed by another key than its jwk", stolenKey(t, key, other, url, token), "invalid_dpop_proof"},
 		{"no proof", "", "invalid_dpop_proof"},
 		{"not a JWS", "not-a-proof", "invalid_dpop_proof"},
 	} {
@@ -338,5 +349,53 @@ func TestNewDPoPRefuses(t *testing.T) {
 		if _, err := oauth.NewDPoP(tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewDPoP(%+v) = %v, want %q", tc.opts, err, tc.want)
 		}
+	}
+}
+
+// everFirst is a replay cache that never saw a proof: the benchmark
+// reuses one.
+type everFirst struct{}
+
+func (everFirst) Use(context.Context, string, time.Time) (bool, error) { return true, nil }
+
+// BenchmarkDPoPProof is the cost a DPoP request adds: the proof's check
+// (ES256 signature, claims, thumbprint) and the token's binding, with the
+// token's verification cached, as it is after its first request; the
+// replay cache is left out ("check"), or in memory ("memory", with a
+// proof signed per request outside the timing).
+func BenchmarkDPoPProof(b *testing.B) {
+	op := startOP(b)
+	v := newJWTVerifier(b, op, oauth.JWTOptions{})
+	key := newDPoPKey(b)
+	token := boundToken(b, op, "pat", key.jkt)
+	const url = "https://tools.example.test/mcp"
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+	for _, bc := range []struct {
+		name   string
+		replay oauth.ReplayCache
+	}{{"check", everFirst{}}, {"memory", oauth.NewReplayCache(0)}} {
+		b.Run(bc.name, func(b *testing.B) {
+			d, err := oauth.NewDPoP(oauth.DPoPOptions{Confirmation: v.Confirmation, URL: url, Replay: bc.replay})
+			if err != nil {
+				b.Fatal(err)
+			}
+			h := d.Handler(next)
+			proof := key.proof(b, "POST", url, token, proofClaims{})
+			for b.Loop() {
+				if bc.name == "memory" {
+					b.StopTimer()
+					proof = key.proof(b, "POST", url, token, proofClaims{})
+					b.StartTimer()
+				}
+				r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", nil)
+				r.Header.Set("Authorization", "DPoP "+token)
+				r.Header.Set("DPoP", proof)
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code != http.StatusOK {
+					b.Fatalf("HTTP %d: %s", w.Code, w.Body)
+				}
+			}
+		})
 	}
 }
