@@ -152,6 +152,19 @@ type HTTPOptions struct {
 	// the request on with its token as a bearer token. nil serves the
 	// endpoint as it is.
 	Wrap func(endpoint http.Handler) http.Handler
+	// StepUp, if set, is asked about every request with a verified
+	// bearer token, before it is served: the scopes it returns, if any,
+	// are those the request's operation needs and the caller's token
+	// lacks some of, and the request is answered HTTP 403 with
+	// WWW-Authenticate: Bearer error="insufficient_scope", scope="…" (all
+	// of them, in one challenge) and resource_metadata="…" (MCP
+	// 2026-07-28's step-up authorization), so that the client asks for a
+	// token with more scopes. A challenge tells that the operation
+	// exists: StepUp must return nil for a tool the caller cannot see,
+	// which must answer as an unknown one (authz/oauth's
+	// Scopes.StepUp does). It may read the request's body if it puts
+	// back what it read. nil challenges nothing.
+	StepUp func(r *http.Request, c authz.Caller) []string
 
 	// Cancellations, if set, carries a 2025 client's
 	// notifications/cancelled to the other replicas when the call it

@@ -83,6 +83,7 @@ func (cs callers) get(token string, now time.Time) (authz.Caller, string, bool) 
 	e, ok := cs.c.get(sha256.Sum256([]byte(token)), now)
 	if ok {
 		e.caller.Roles = slices.Clone(e.caller.Roles)
+		e.caller.Scopes = slices.Clone(e.caller.Scopes)
 		e.caller.Bearer = token
 	}
 	return e.caller, e.jkt, ok
@@ -92,5 +93,6 @@ func (cs callers) get(token string, now time.Time) (authz.Caller, string, bool) 
 func (cs callers) put(token string, c authz.Caller, jkt string, until time.Time) {
 	c.Bearer = ""
 	c.Roles = slices.Clone(c.Roles)
+	c.Scopes = slices.Clone(c.Scopes)
 	cs.c.put(sha256.Sum256([]byte(token)), verified{c, jkt}, until)
 }

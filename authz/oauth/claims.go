@@ -12,14 +12,22 @@ import (
 // name none.
 const DefaultRolesClaim = "roles"
 
-// checkRolesClaim refuses a claim path with empty segments.
-func checkRolesClaim(path string) error {
+// DefaultScopesClaim is the claim granted scopes are read from when the
+// options name none.
+const DefaultScopesClaim = "scope"
+
+// checkRolesClaim refuses a roles claim path with empty segments.
+func checkRolesClaim(path string) error { return checkClaimPath("roles", path) }
+
+// checkClaimPath refuses a claim path (of what: "roles", "scopes") with
+// empty segments.
+func checkClaimPath(what, path string) error {
 	if path == "" {
 		return nil
 	}
 	for _, seg := range strings.Split(path, ".") {
 		if seg == "" {
-			return fmt.Errorf("oauth: roles claim path %q has an empty segment", path)
+			return fmt.Errorf("oauth: %s claim path %q has an empty segment", what, path)
 		}
 	}
 	return nil
@@ -70,9 +78,10 @@ func rolesFrom(claims map[string]any, path string) ([]string, error) {
 }
 
 // callerFrom makes the caller of a token from its claims: the subject from
-// "sub" (required), the roles from the claim at rolesClaim, the client
-// from "azp" (else "client_id") and the actors from the "act" chain.
-func callerFrom(claims map[string]any, rolesClaim, token string) (authz.Caller, error) {
+// "sub" (required), the roles from the claim at rolesClaim, the scopes
+// from the claim at scopesClaim, the client from "azp" (else
+// "client_id") and the actors from the "act" chain.
+func callerFrom(claims map[string]any, rolesClaim, scopesClaim, token string) (authz.Caller, error) {
 	sub, _ := claims["sub"].(string)
 	if sub == "" {
 		return authz.Caller{}, fmt.Errorf("no \"sub\" claim")
@@ -81,11 +90,15 @@ func callerFrom(claims map[string]any, rolesClaim, token string) (authz.Caller, 
 	if err != nil {
 		return authz.Caller{}, err
 	}
+	scopes, err := rolesFrom(claims, scopesClaim)
+	if err != nil {
+		return authz.Caller{}, err
+	}
 	client, _ := claims["azp"].(string)
 	if client == "" {
 		client, _ = claims["client_id"].(string)
 	}
-	return authz.Caller{Subject: sub, Roles: roles, Client: client, Actors: actorsFrom(claims), Bearer: token}, nil
+	return authz.Caller{Subject: sub, Roles: roles, Scopes: scopes, Client: client, Actors: actorsFrom(claims), Bearer: token}, nil
 }
 
 // maxActors bounds how deep an "act" chain is read.

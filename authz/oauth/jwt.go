@@ -55,6 +55,12 @@ type JWTOptions struct {
 	// an array of strings or a space-separated string. "" selects
 	// "roles". A token without the claim is a caller without roles.
 	RolesClaim string
+	// ScopesClaim is where the token's granted scopes are read
+	// ([authz.Caller].Scopes), in the shapes RolesClaim reads: "scope"
+	// (the default, RFC 9068's space-separated string) or "scp" (an
+	// array, as Entra ID and Okta issue). A token without it has no
+	// scopes.
+	ScopesClaim string
 	// Algorithms are the accepted signature algorithms. nil selects
 	// [DefaultAlgorithms]; "none" and HS* are refused.
 	Algorithms []string
@@ -103,6 +109,7 @@ type JWTOptions struct {
 type JWTVerifier struct {
 	opts   JWTOptions
 	roles  string
+	scopes string
 	parser *jwt.Parser
 	client *http.Client // discovery
 	jwks   *http.Client // the key set, watched by jwksWatch
@@ -137,6 +144,9 @@ func NewJWTVerifier(opts JWTOptions) (*JWTVerifier, error) {
 	if err := checkRolesClaim(opts.RolesClaim); err != nil {
 		return nil, err
 	}
+	if err := checkClaimPath("scopes", opts.ScopesClaim); err != nil {
+		return nil, err
+	}
 	algs := opts.Algorithms
 	if algs == nil {
 		algs = asymmetric
@@ -166,9 +176,10 @@ func NewJWTVerifier(opts JWTOptions) (*JWTVerifier, error) {
 		opts.CacheTTL = defaultCacheTTL
 	}
 	v := &JWTVerifier{
-		retry: backoff{max: min(maxRetry, opts.MinRefreshInterval)},
-		opts:  opts,
-		roles: cmpOr(opts.RolesClaim, DefaultRolesClaim),
+		retry:  backoff{max: min(maxRetry, opts.MinRefreshInterval)},
+		opts:   opts,
+		roles:  cmpOr(opts.RolesClaim, DefaultRolesClaim),
+		scopes: cmpOr(opts.ScopesClaim, DefaultScopesClaim),
 		parser: jwt.NewParser(
 			jwt.WithValidMethods(opts.Algorithms),
 			jwt.WithIssuer(opts.Issuer),
@@ -273,7 +284,7 @@ func (v *JWTVerifier) verify(ctx context.Context, token string) (authz.Caller, s
 		v.log().DebugContext(ctx, "oauth: token refused", slog.String("reason", err.Error()))
 		return authz.Caller{}, "", fmt.Errorf("oauth: %v: %w", err, auth.ErrInvalidToken)
 	}
-	c, err := callerFrom(claims, v.roles, token)
+	c, err := callerFrom(claims, v.roles, v.scopes, token)
 	var jkt string
 	if err == nil {
 		jkt, err = confirmationFrom(claims)
