@@ -156,7 +156,8 @@ func TestDPoPReplicas(t *testing.T) {
 }
 
 // -dpop-required refuses a token bound to no key as a bearer token;
-// -dpop with -introspect, and -dpop-required alone, do not start.
+// -dpop with -introspect, -dpop-required alone and -step-up without
+// -scope-policy do not start.
 func TestDPoPFlags(t *testing.T) {
 	op, _ := startOIDC(t)
 	url, _ := start(t, "-oidc-issuer", op.Issuer, "-audience", oauthAudience, "-public-url", oauthPublic, "-dpop", "-dpop-required")
@@ -169,6 +170,7 @@ func TestDPoPFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"-dpop-required"}, "-dpop-required needs -dpop"},
+		{[]string{"-step-up"}, "-step-up needs -scope-policy"},
 		{[]string{"-dpop", "-introspect", op.Issuer + "/oauth/introspect", "-introspect-client-id", "x", "-introspect-secret-file", "x"}, "-dpop works with JWT access tokens only, not with -introspect"},
 	} {
 		var stderr strings.Builder

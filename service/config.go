@@ -110,6 +110,17 @@ type OAuth struct {
 	DPoP bool
 	// DPoPRequired refuses bearer tokens altogether (-dpop-required).
 	DPoPRequired bool
+	// ScopesClaim is the claim holding a token's granted scopes
+	// (-scopes-claim; default "scope").
+	ScopesClaim string
+	// ScopePolicyFile is the scope policy (-scope-policy): which scopes
+	// the routes need (authz/oauth's ScopePolicy, JSON). Without it no
+	// route needs a scope.
+	ScopePolicyFile string
+	// StepUp lists tools by roles alone and answers a call of a visible
+	// tool whose scopes the token lacks with HTTP 403 and a challenge
+	// naming them (-step-up); off, such tools are hidden.
+	StepUp bool
 }
 
 // The defaults of Config's zero fields.
@@ -218,6 +229,9 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.ExchangeClientID, "exchange-client-id", "", "with -upstream-audience: this server's client `ID` for token exchange")
 	fs.StringVar(&o.ExchangeSecretFile, "exchange-secret-file", "", "with -upstream-audience: the `FILE` holding that client's secret")
 	fs.BoolVar(&o.DPoP, "dpop", false, "with -oidc-issuer: accept DPoP-bound tokens with their proofs (RFC 9449) and refuse them as bearer tokens; with -redis, replicas share the proofs seen")
+	fs.StringVar(&o.ScopesClaim, "scopes-claim", "", "with -oidc-issuer: the claim `PATH` holding a token's granted scopes (scope, scp; default "+oauth.DefaultScopesClaim+")")
+	fs.StringVar(&o.ScopePolicyFile, "scope-policy", "", "with -oidc-issuer: the `FILE` saying which scopes routes need (JSON: rules of scope, path, methods; implies); a tool needs every scope of its routes")
+	fs.BoolVar(&o.StepUp, "step-up", false, "with -scope-policy: list tools by roles alone and answer a call whose token lacks the tool's scopes with HTTP 403 naming them (step-up), instead of hiding the tool; a challenge tells the caller the tool exists")
 	fs.BoolVar(&o.DPoPRequired, "dpop-required", false, "with -dpop: refuse bearer tokens, so that every request proves possession of its token's key")
 }
 
@@ -261,7 +275,7 @@ type boolForms struct{ formsValue }
 func (boolForms) IsBoolFlag() bool { return true }
 
 // oauthFlags are the flags that need -oidc-issuer.
-var oauthFlags = []string{"audience", "roles-claim", "public-url", "introspect", "introspect-client-id", "introspect-secret-file", "upstream-audience", "exchange-client-id", "exchange-secret-file", "dpop", "dpop-required"}
+var oauthFlags = []string{"audience", "roles-claim", "public-url", "introspect", "introspect-client-id", "introspect-secret-file", "upstream-audience", "exchange-client-id", "exchange-secret-file", "dpop", "dpop-required", "scopes-claim", "scope-policy", "step-up"}
 
 // ParseFlags parses args into fs, then sets every flag the command line
 // left unset from its TOOLROUTE_* variable (see [EnvName]) in environ
@@ -358,7 +372,7 @@ func (c *Config) given(name string) bool {
 }
 
 // oauthFields are OAuth's fields of oauthFlags, in order.
-var oauthFields = []string{"Audience", "RolesClaim", "PublicURL", "Introspect", "IntrospectClientID", "IntrospectSecretFile", "UpstreamAudience", "ExchangeClientID", "ExchangeSecretFile", "DPoP", "DPoPRequired"}
+var oauthFields = []string{"Audience", "RolesClaim", "PublicURL", "Introspect", "IntrospectClientID", "IntrospectSecretFile", "UpstreamAudience", "ExchangeClientID", "ExchangeSecretFile", "DPoP", "DPoPRequired", "ScopesClaim", "ScopePolicyFile", "StepUp"}
 
 // withDefaults fills c's zero fields from d's, then the kit's defaults.
 func (c Config) withDefaults(d Config) Config {
@@ -481,6 +495,8 @@ func (c *Config) checkOAuth() error {
 		return errors.New("-exchange-client-id and -exchange-secret-file need -upstream-audience")
 	case o.UpstreamAudience != "" && (o.ExchangeClientID == "" || o.ExchangeSecretFile == ""):
 		return errors.New("-upstream-audience needs -exchange-client-id and -exchange-secret-file")
+	case o.StepUp && o.ScopePolicyFile == "":
+		return errors.New("-step-up needs -scope-policy: without it no tool needs a scope to challenge")
 	case o.DPoPRequired && !o.DPoP:
 		return errors.New("-dpop-required needs -dpop")
 	case o.DPoP && o.Introspect != "":

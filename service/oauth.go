@@ -56,14 +56,14 @@ func newOAuthAccess(cfg OAuth, dry bool) (*oauthAccess, error) {
 		}
 		v, err := oauth.NewIntrospectionVerifier(oauth.IntrospectionOptions{
 			URL: cfg.Introspect, ClientID: cfg.IntrospectClientID, ClientSecret: secret,
-			Audience: cfg.Audience, Issuer: cfg.Issuer, RolesClaim: cfg.RolesClaim,
+			Audience: cfg.Audience, Issuer: cfg.Issuer, RolesClaim: cfg.RolesClaim, ScopesClaim: cfg.ScopesClaim,
 		})
 		if err != nil {
 			return nil, err
 		}
 		o.verify, o.ready = v.Verify, v.Ready
 	} else {
-		v, err := oauth.NewJWTVerifier(oauth.JWTOptions{Issuer: cfg.Issuer, Audience: cfg.Audience, RolesClaim: cfg.RolesClaim})
+		v, err := oauth.NewJWTVerifier(oauth.JWTOptions{Issuer: cfg.Issuer, Audience: cfg.Audience, RolesClaim: cfg.RolesClaim, ScopesClaim: cfg.ScopesClaim})
 		if err != nil {
 			return nil, err
 		}
