@@ -149,3 +149,38 @@ func TestHTTPWrap(t *testing.T) {
 		t.Errorf("a Wrap returning nil: %v", err)
 	}
 }
+
+// HTTPOptions.StepUp is asked once a request's token is verified, with
+// its caller, and the scopes it returns are answered with 403 and one
+// insufficient_scope challenge naming them all; a refused token and an
+// anonymous request are not asked.
+func TestHTTPStepUp(t *testing.T) {
+	var asked []string
+	stepUp := func(r *http.Request, c authz.Caller) []string {
+		asked = append(asked, c.Subject)
+		if r.Header.Get("Mcp-Name") == "needs_more" {
+			return []string{"items:write", "items:delete"}
+		}
+		return nil
+	}
+	md := &oauthex.ProtectedResourceMetadata{Resource: "https://tools.example.test/mcp", AuthorizationServers: []string{"https://id.example.test"}}
+	hs := startHTTPServer(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPServerOptions{
+		Endpoint:         server.HTTPOptions{StepUp: stepUp, Anonymous: &authz.Caller{Subject: "anon", Roles: []string{"viewer"}}},
+		ResourceMetadata: md,
+	})
+	h := mcptest.Header("Bearer "+secretToken, "2025-11-25")
+	h.Set("Mcp-Name", "needs_more")
+	resp := mcptest.Post(t, hs.URL(), h, initializeBody)
+	const want = `Bearer resource_metadata="https://tools.example.test/.well-known/oauth-protected-resource/mcp", error="insufficient_scope", scope="items:write items:delete"`
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("WWW-Authenticate") != want {
+		t.Errorf("HTTP %d, WWW-Authenticate %q; want 403 %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), want)
+	}
+	if resp := mcptest.Post(t, hs.URL(), mcptest.Header("Bearer "+secretToken, "2025-11-25"), initializeBody); resp.StatusCode != http.StatusOK {
+		t.Errorf("no scopes to ask for: HTTP %d, want 200", resp.StatusCode)
+	}
+	mcptest.Post(t, hs.URL(), mcptest.Header("Bearer junk", "2025-11-25"), initializeBody)
+	mcptest.Post(t, hs.URL(), mcptest.Header("", "2025-11-25"), initializeBody)
+	if strings.Join(asked, ",") != "alice,alice" {
+		t.Errorf("StepUp asked about %q, want the verified caller alice twice", asked)
+	}
+}
