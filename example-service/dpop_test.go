@@ -135,6 +135,13 @@ func TestDPoPReplicas(t *testing.T) {
 	if code, _ := dpopError(t, resp); resp.StatusCode != http.StatusUnauthorized || code != "invalid_token" {
 		t.Errorf("the bound token as a bearer token: %s, DPoP error %q; want 401 invalid_token", resp.Status, code)
 	}
+	// While Redis is down no proof can be recorded: 503, never let in.
+	rdb.Stop()
+	resp = list(t, b, "DPoP "+c.token, c.proof(t))
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a fresh proof while Redis is down: %s, Retry-After %q; want 503 with Retry-After", resp.Status, resp.Header.Get("Retry-After"))
+	}
+	rdb.Restart()
 	// Without a token: both challenges, so that a client learns of DPoP.
 	resp = list(t, a, "", "")
 	if _, ok := dpopError(t, resp); resp.StatusCode != http.StatusUnauthorized || !ok || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer ") {

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -397,5 +398,51 @@ func BenchmarkDPoPProof(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A proof that the replay cache cannot record (here: full of proofs
+// within their window) is refused with 503 and Retry-After, never let in.
+func TestDPoPReplayCacheFull(t *testing.T) {
+	op := startOP(t)
+	v := newJWTVerifier(t, op, oauth.JWTOptions{})
+	url := dpopServer(t, v, oauth.DPoPOptions{Replay: oauth.NewReplayCache(1)})
+	key := newDPoPKey(t)
+	token := boundToken(t, op, "pat", key.jkt)
+	if resp := postDPoP(t, url, token, key.proof(t, "POST", url, token, proofClaims{})); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the first proof: %s", resp.Status)
+	}
+	resp := postDPoP(t, url, token, key.proof(t, "POST", url, token, proofClaims{}))
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a proof the full cache cannot record: %s, Retry-After %q; want 503 with Retry-After", resp.Status, resp.Header.Get("Retry-After"))
+	}
+}
+
+// A "cnf" claim that binds to nothing this package can check, or to a
+// malformed thumbprint, refuses the token; another confirmation method
+// ("x5t#S256") binds it to no DPoP key.
+func TestJWTConfirmation(t *testing.T) {
+	op := startOP(t)
+	v := newJWTVerifier(t, op, oauth.JWTOptions{})
+	now := time.Now().Unix()
+	sign := func(cnf any) string {
+		return op.Sign(t, map[string]any{"iss": op.Issuer, "sub": "pat", "aud": resource, "iat": now, "exp": now + 60, "cnf": cnf})
+	}
+	key := newDPoPKey(t)
+	for _, tc := range []struct {
+		cnf     any
+		jkt     string
+		refused bool
+	}{
+		{map[string]any{"jkt": key.jkt}, key.jkt, false},
+		{map[string]any{"x5t#S256": "abc"}, "", false},
+		{"jkt", "", true},
+		{map[string]any{"jkt": "not-a-thumbprint"}, "", true},
+		{map[string]any{"jkt": 7}, "", true},
+	} {
+		jkt, err := v.Confirmation(context.Background(), sign(tc.cnf))
+		if jkt != tc.jkt || (err != nil) != tc.refused || (err != nil && !errors.Is(err, server.ErrInvalidToken)) {
+			t.Errorf("cnf %v: Confirmation = %q, %v; want %q, refused %v", tc.cnf, jkt, err, tc.jkt, tc.refused)
+		}
 	}
 }
