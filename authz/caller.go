@@ -24,6 +24,11 @@ type Caller struct {
 	Subject string
 	// Roles are the caller's roles, as a [Policy] keys on them.
 	Roles []string
+	// Scopes are the OAuth scopes the caller's token was granted (its
+	// "scope" claim), for authorizers that require scopes of routes
+	// (authz/oauth's Scopes). Empty for a caller without a token, or
+	// whose token names none. They are logged.
+	Scopes []string
 	// Client is the OAuth client the caller's token was issued to (its
 	// "azp", else its "client_id"): the agent or application acting,
 	// where Subject is the user it acts for. "" if unknown. It is logged
@@ -56,6 +61,16 @@ func (c Caller) String() string {
 		b.WriteString(strconv.Quote(r))
 	}
 	b.WriteString("]")
+	if len(c.Scopes) > 0 {
+		b.WriteString(", Scopes: [")
+		for i, sc := range c.Scopes {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(strconv.Quote(sc))
+		}
+		b.WriteString("]")
+	}
 	if c.Client != "" {
 		b.WriteString(", Client: ")
 		b.WriteString(strconv.Quote(c.Client))
@@ -83,7 +98,7 @@ func (c Caller) goString() string {
 	if c.Bearer != "" {
 		bearer = strconv.Quote(redacted)
 	}
-	return fmt.Sprintf("authz.Caller{Subject:%q, Roles:%s, Client:%q, Actors:%s, Bearer:%s}", c.Subject, goStrings(c.Roles), c.Client, goStrings(c.Actors), bearer)
+	return fmt.Sprintf("authz.Caller{Subject:%q, Roles:%s, Scopes:%s, Client:%q, Actors:%s, Bearer:%s}", c.Subject, goStrings(c.Roles), goStrings(c.Scopes), c.Client, goStrings(c.Actors), bearer)
 }
 
 // goStrings is ss in Go syntax.
@@ -112,10 +127,13 @@ func (c Caller) Format(f fmt.State, verb rune) {
 }
 
 // LogValue implements [slog.LogValuer]: a group of the subject, the
-// roles, the client and actors if known and, if the caller has a bearer,
+// roles, the scopes, client and actors if known and, if the caller has a bearer,
 // bearer="[redacted]".
 func (c Caller) LogValue() slog.Value {
 	attrs := []slog.Attr{slog.String("subject", c.Subject), slog.Any("roles", c.Roles)}
+	if len(c.Scopes) > 0 {
+		attrs = append(attrs, slog.Any("scopes", c.Scopes))
+	}
 	if c.Client != "" {
 		attrs = append(attrs, slog.String("client", c.Client))
 	}

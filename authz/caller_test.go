@@ -67,18 +67,18 @@ func TestCallerNeverRevealsBearer(t *testing.T) {
 	if got, want := c.String(), `Caller{Subject: "alice", Roles: ["viewer" "editor"], Bearer: [redacted]}`; got != want {
 		t.Errorf("String() = %s, want %s", got, want)
 	}
-	if got, want := fmt.Sprintf("%#v", c), `authz.Caller{Subject:"alice", Roles:[]string{"viewer", "editor"}, Client:"", Actors:[]string(nil), Bearer:"[redacted]"}`; got != want {
+	if got, want := fmt.Sprintf("%#v", c), `authz.Caller{Subject:"alice", Roles:[]string{"viewer", "editor"}, Scopes:[]string(nil), Client:"", Actors:[]string(nil), Bearer:"[redacted]"}`; got != want {
 		t.Errorf("%%#v = %s, want %s", got, want)
 	}
 	// An agent acting for a user: the client and the delegation chain are
 	// told, the bearer never.
-	agent := authz.Caller{Subject: "alice", Client: "billing-agent", Actors: []string{"agent-7", "orchestrator"}, Bearer: secretBearer}
-	if got, want := agent.String(), `Caller{Subject: "alice", Roles: [], Client: "billing-agent", Actors: ["agent-7" "orchestrator"], Bearer: [redacted]}`; got != want {
+	agent := authz.Caller{Subject: "alice", Scopes: []string{"items:read"}, Client: "billing-agent", Actors: []string{"agent-7", "orchestrator"}, Bearer: secretBearer}
+	if got, want := agent.String(), `Caller{Subject: "alice", Roles: [], Scopes: ["items:read"], Client: "billing-agent", Actors: ["agent-7" "orchestrator"], Bearer: [redacted]}`; got != want {
 		t.Errorf("String() of an agent = %s, want %s", got, want)
 	}
 	var logged strings.Builder
 	slog.New(slog.NewJSONHandler(&logged, nil)).Info("call", "caller", agent)
-	if want := `"caller":{"subject":"alice","roles":null,"client":"billing-agent","actors":["agent-7","orchestrator"],"bearer":"[redacted]"}`; !strings.Contains(logged.String(), want) {
+	if want := `"caller":{"subject":"alice","roles":null,"scopes":["items:read"],"client":"billing-agent","actors":["agent-7","orchestrator"],"bearer":"[redacted]"}`; !strings.Contains(logged.String(), want) {
 		t.Errorf("logged %s, want it to hold %s", logged.String(), want)
 	}
 	if got, want := fmt.Sprint(authz.Caller{Subject: "bob"}), `Caller{Subject: "bob", Roles: [], Bearer: none}`; got != want {

@@ -3,7 +3,8 @@
 // permission answers ([NonceStore], a permission.NonceStore), the rules
 // made from "always" answers ([AnswerStore], a permission.AnswerStore),
 // a per-caller rate limit ([Limiter], a ratelimit.Limiter, GCRA by
-// github.com/go-redis/redis_rate), and a 2025 client's stateless
+// github.com/go-redis/redis_rate), the DPoP proofs accepted
+// ([ReplayCache], an authz/oauth ReplayCache), and a 2025 client's stateless
 // notifications/cancelled carried to the replica running the call
 // ([Cancellations], a server.Cancellations, on pub/sub).
 //
@@ -18,6 +19,7 @@
 //	})
 //	limit := ratelimit.Middleware(redisstore.NewLimiter(rdb, ratelimit.PerSecond(10), stores), ratelimit.Options{})
 //	cancels := redisstore.NewCancellations(rdb, stores) // Close it at shutdown
+//	dpop, err := oauth.NewDPoP(oauth.DPoPOptions{Confirmation: jwt.Confirmation, Replay: redisstore.NewReplayCache(rdb, stores)})
 //	httpOpts := server.HTTPOptions{Cancellations: cancels, ...} // HTTPServerOptions.Endpoint
 //
 // It is a package of its own so that a service which does not import it
@@ -40,6 +42,9 @@
 // a part of the system is down; failing closed would turn a Redis
 // outage into a full outage of every tool, while the limiter guards
 // capacity, not access (authorization fails closed on its own).
+//
+// DPoP proofs are refused while Redis is down (HTTP 503 with
+// Retry-After): a proof that cannot be recorded could be replayed.
 //
 // Cancellations degrade to each process's own: a cancellation that
 // lands on another replica than its call's reaches nothing (the call

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/authz/oauth"
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/internal/testing/redistest"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
@@ -251,4 +252,40 @@ func BenchmarkSpend(b *testing.B) {
 	}
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// The replay cache is shared by every client of one Redis and prefix,
+// keeps a proof until its window ends plus the clock margin, and fails
+// (never admits) while Redis is down.
+func TestReplayCache(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv)
+	ctx := context.Background()
+	var _ oauth.ReplayCache = (*redisstore.ReplayCache)(nil)
+	a := redisstore.NewReplayCache(rdb, redisstore.Options{Prefix: "svc:"})
+	b := redisstore.NewReplayCache(client(t, srv), redisstore.Options{Prefix: "svc:"})
+	until := time.Now().Add(5 * time.Minute)
+	if first, err := a.Use(ctx, "p1", until); !first || err != nil {
+		t.Fatalf("first use = %v, %v", first, err)
+	}
+	for _, c := range []*redisstore.ReplayCache{a, b} {
+		if first, err := c.Use(ctx, "p1", until); first || err != nil {
+			t.Errorf("second use = %v, %v; want false, nil", first, err)
+		}
+	}
+	ttl := rdb.PTTL(ctx, "svc:dpop:p1").Val()
+	if want := time.Until(until) + redisstore.NonceMargin; ttl < want-time.Second || ttl > want+10*time.Millisecond {
+		t.Errorf("PTTL = %v, want about %v", ttl, want)
+	}
+	if first, err := redisstore.NewReplayCache(rdb, redisstore.Options{Prefix: "other:"}).Use(ctx, "p1", until); !first || err != nil {
+		t.Errorf("use under another prefix = %v, %v", first, err)
+	}
+	srv.Stop()
+	if first, err := a.Use(ctx, "p2", until); first || err == nil {
+		t.Errorf("use while Redis is down = %v, %v; want false and an error", first, err)
+	}
+	srv.Restart()
+	if first, err := a.Use(ctx, "p2", until); !first || err != nil {
+		t.Errorf("use after Redis restarted = %v, %v", first, err)
+	}
 }

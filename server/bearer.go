@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/internal/sdkfix/bearerstatus"
 	"github.com/toolroute/toolroute/internal/serve/verifyguard"
 )
@@ -50,7 +52,10 @@ func bearerToken(h string) (string, bool) {
 //     (internal/serve/verifyguard: too many refused tokens from the
 //     client's address, too many verifications in flight): 429 or 503
 //     with Retry-After, without verifying;
-//   - any other verifier failure: 500.
+//   - any other verifier failure: 500;
+//   - a verified caller whose token lacks scopes the operation needs,
+//     when o.StepUp says so: 403, the challenge with
+//     error="insufficient_scope" and scope="…".
 //
 // The SDK's [auth.RequireBearerToken] still puts the token's information
 // in the request's context (the streamable handler binds sessions with
@@ -87,6 +92,14 @@ func (o *HTTPOptions) requireBearer(next http.Handler, rep reporter) http.Handle
 		var refusal *verifyguard.Refusal
 		switch {
 		case err == nil:
+			if o.StepUp != nil {
+				c, _ := ti.Extra[tokenCallerKey].(authz.Caller)
+				if scopes := o.StepUp(r, c); len(scopes) > 0 {
+					challenge(w, `error="insufficient_scope"`, "scope="+strconv.Quote(strings.Join(scopes, " ")))
+					http.Error(w, "insufficient scope: the token lacks a scope this operation needs; ask for a token with the scopes the WWW-Authenticate challenge names", http.StatusForbidden)
+					return
+				}
+			}
 			sdk.Serve(w, r, ti)
 		case errors.Is(err, ErrInvalidToken):
 			challenge(w, `error="invalid_token"`)

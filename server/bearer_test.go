@@ -110,3 +110,77 @@ func TestHTTPTwoAuthorizationHeaders(t *testing.T) {
 		}
 	}
 }
+
+// HTTPOptions.Wrap sees a request before its caller is identified: here
+// it hands a scheme of its own on as a bearer token, which the endpoint
+// then verifies as any; the anonymous caller too is served behind it.
+func TestHTTPWrap(t *testing.T) {
+	var seen []string
+	wrap := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			seen = append(seen, r.Header.Get("Authorization"))
+			if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Custom "); ok {
+				r.Header.Set("Authorization", "Bearer "+tok)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	anon := &authz.Caller{Subject: "anon", Roles: []string{"viewer"}}
+	hs := startHTTP(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPOptions{Wrap: wrap, Anonymous: anon})
+	for _, tc := range []struct {
+		authorization string
+		want          int
+	}{
+		{"Custom " + secretToken, http.StatusOK},
+		{"Custom junk", http.StatusUnauthorized},
+		{"", http.StatusOK}, // anonymous, behind Wrap
+	} {
+		if resp := mcptest.Post(t, hs.URL(), mcptest.Header(tc.authorization, "2025-11-25"), initializeBody); resp.StatusCode != tc.want {
+			t.Errorf("Authorization %q: HTTP %d, want %d", tc.authorization, resp.StatusCode, tc.want)
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("Wrap saw %d requests, want 3", len(seen))
+	}
+	if _, err := server.NewHTTPServer(newTestServer(t, server.Options{}, newDeps("b")), server.HTTPServerOptions{Endpoint: server.HTTPOptions{
+		Verifier: server.StaticTokens(testTokens),
+		Wrap:     func(http.Handler) http.Handler { return nil },
+	}}); err == nil || !strings.Contains(err.Error(), "HTTPOptions.Wrap returned a nil handler") {
+		t.Errorf("a Wrap returning nil: %v", err)
+	}
+}
+
+// HTTPOptions.StepUp is asked once a request's token is verified, with
+// its caller, and the scopes it returns are answered with 403 and one
+// insufficient_scope challenge naming them all; a refused token and an
+// anonymous request are not asked.
+func TestHTTPStepUp(t *testing.T) {
+	var asked []string
+	stepUp := func(r *http.Request, c authz.Caller) []string {
+		asked = append(asked, c.Subject)
+		if r.Header.Get("Mcp-Name") == "needs_more" {
+			return []string{"items:write", "items:delete"}
+		}
+		return nil
+	}
+	md := &oauthex.ProtectedResourceMetadata{Resource: "https://tools.example.test/mcp", AuthorizationServers: []string{"https://id.example.test"}}
+	hs := startHTTPServer(t, newTestServer(t, server.Options{}, newDeps("a")), server.HTTPServerOptions{
+		Endpoint:         server.HTTPOptions{StepUp: stepUp, Anonymous: &authz.Caller{Subject: "anon", Roles: []string{"viewer"}}},
+		ResourceMetadata: md,
+	})
+	h := mcptest.Header("Bearer "+secretToken, "2025-11-25")
+	h.Set("Mcp-Name", "needs_more")
+	resp := mcptest.Post(t, hs.URL(), h, initializeBody)
+	const want = `Bearer resource_metadata="https://tools.example.test/.well-known/oauth-protected-resource/mcp", error="insufficient_scope", scope="items:write items:delete"`
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("WWW-Authenticate") != want {
+		t.Errorf("HTTP %d, WWW-Authenticate %q; want 403 %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), want)
+	}
+	if resp := mcptest.Post(t, hs.URL(), mcptest.Header("Bearer "+secretToken, "2025-11-25"), initializeBody); resp.StatusCode != http.StatusOK {
+		t.Errorf("no scopes to ask for: HTTP %d, want 200", resp.StatusCode)
+	}
+	mcptest.Post(t, hs.URL(), mcptest.Header("Bearer junk", "2025-11-25"), initializeBody)
+	mcptest.Post(t, hs.URL(), mcptest.Header("", "2025-11-25"), initializeBody)
+	if strings.Join(asked, ",") != "alice,alice" {
+		t.Errorf("StepUp asked about %q, want the verified caller alice twice", asked)
+	}
+}

@@ -145,6 +145,27 @@ type HTTPOptions struct {
 	// value turns the deadline off.
 	BodyTimeout time.Duration
 
+	// Wrap, if set, wraps the endpoint: it sees every request before its
+	// caller is identified, and every answer. It is how a scheme other
+	// than Bearer reaches the endpoint, such as authz/oauth's DPoP
+	// (RFC 9449), which checks a request's proof of possession and hands
+	// the request on with its token as a bearer token. nil serves the
+	// endpoint as it is.
+	Wrap func(endpoint http.Handler) http.Handler
+	// StepUp, if set, is asked about every request with a verified
+	// bearer token, before it is served: the scopes it returns, if any,
+	// are those the request's operation needs and the caller's token
+	// lacks some of, and the request is answered HTTP 403 with
+	// WWW-Authenticate: Bearer error="insufficient_scope", scope="…" (all
+	// of them, in one challenge) and resource_metadata="…" (MCP
+	// 2026-07-28's step-up authorization), so that the client asks for a
+	// token with more scopes. A challenge tells that the operation
+	// exists: StepUp must return nil for a tool the caller cannot see,
+	// which must answer as an unknown one (authz/oauth's
+	// Scopes.StepUp does). It may read the request's body if it puts
+	// back what it read. nil challenges nothing.
+	StepUp func(r *http.Request, c authz.Caller) []string
+
 	// Cancellations, if set, carries a 2025 client's
 	// notifications/cancelled to the other replicas when the call it
 	// names is not in flight in this process, and theirs here (see
@@ -322,19 +343,25 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions, rep reporter, d *drain) (_ 
 			})
 		}
 	}
-	bearer := opts.requireBearer(mcpHandler, rep)
-	if opts.Anonymous == nil {
-		return bearer, open, unsubscribe, nil
+	var endpoint http.Handler = opts.requireBearer(mcpHandler, rep)
+	if opts.Anonymous != nil {
+		bearer := endpoint
+		anon := *opts.Anonymous
+		anon.Roles = append([]string(nil), anon.Roles...)
+		endpoint = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, ok := r.Header["Authorization"]; ok {
+				bearer.ServeHTTP(w, r)
+				return
+			}
+			mcpHandler.ServeHTTP(w, r.WithContext(authz.WithCaller(r.Context(), anon)))
+		})
 	}
-	anon := *opts.Anonymous
-	anon.Roles = append([]string(nil), anon.Roles...)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := r.Header["Authorization"]; ok {
-			bearer.ServeHTTP(w, r)
-			return
+	if opts.Wrap != nil {
+		if endpoint = opts.Wrap(endpoint); endpoint == nil {
+			return nil, nil, nil, errors.New("server: HTTPOptions.Wrap returned a nil handler")
 		}
-		mcpHandler.ServeHTTP(w, r.WithContext(authz.WithCaller(r.Context(), anon)))
-	}), open, unsubscribe, nil
+	}
+	return endpoint, open, unsubscribe, nil
 }
 
 // verifier adapts o.Verifier to the SDK: the caller travels in the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/lint"
+	"github.com/toolroute/toolroute/authz/oauth"
 	"github.com/toolroute/toolroute/authz/tokenfile"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
@@ -32,6 +33,12 @@ type access struct {
 	// reachable); nil when it cannot fail (a policy).
 	ready func(context.Context) error
 	oauth *oauthAccess // OAuth mode (-oidc-issuer), or nil
+	// scopes is the scope policy (-scope-policy), or nil. Without
+	// -step-up, authorizer requires its scopes; with it, upstream does.
+	scopes *oauth.Scopes
+	// upstream is the authorizer of the upstream requests, if it is not
+	// authorizer: authorizer requiring scopes too (-step-up).
+	upstream authz.Authorizer
 	// lint are the policy lint's findings (warnings at start, errors in
 	// check).
 	lint []string
@@ -112,6 +119,24 @@ func loadAccess(c Command, cfg Config, table registry.RouteTable, obs *observabi
 		a.verifier = server.StaticTokens(tokenfile.Callers(a.tokens))
 	}
 
+	if f := cfg.OAuth.ScopePolicyFile; f != "" {
+		data, err := readFile("scope-policy", f)
+		if err != nil {
+			return nil, err
+		}
+		if a.scopes, err = oauth.ParseScopePolicy(data); err != nil {
+			return nil, fmt.Errorf("-scope-policy %s: %w", f, err)
+		}
+		// Every upstream request needs its route's scopes; unless step-up
+		// challenges are wanted, the server's visibility does too, so
+		// that a tool whose scopes the token lacks is hidden.
+		if cfg.OAuth.StepUp {
+			a.upstream = a.scopes.Authorizer(a.authorizer)
+		} else {
+			a.authorizer = a.scopes.Authorizer(a.authorizer)
+		}
+	}
+
 	stdioRole := ""
 	if cfg.Stdio {
 		stdioRole = cfg.Caller
@@ -125,6 +150,14 @@ func loadAccess(c Command, cfg Config, table registry.RouteTable, obs *observabi
 		}
 	}
 	return a, nil
+}
+
+// upstreamAuthorizer is the authorizer of the upstream requests.
+func (a *access) upstreamAuthorizer() authz.Authorizer {
+	if a.upstream != nil {
+		return a.upstream
+	}
+	return a.authorizer
 }
 
 // probeRoute is the route that proxyToken asks the proxy about: the

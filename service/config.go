@@ -103,6 +103,24 @@ type OAuth struct {
 	// ExchangeClientID and ExchangeSecretFile are this server's client
 	// for token exchange.
 	ExchangeClientID, ExchangeSecretFile string
+	// DPoP accepts DPoP-bound tokens with their proofs of possession
+	// (RFC 9449) and refuses such tokens presented as bearer tokens
+	// (-dpop). With Redis, accepted proofs are recorded there, so that
+	// no replica accepts one twice.
+	DPoP bool
+	// DPoPRequired refuses bearer tokens altogether (-dpop-required).
+	DPoPRequired bool
+	// ScopesClaim is the claim holding a token's granted scopes
+	// (-scopes-claim; default "scope").
+	ScopesClaim string
+	// ScopePolicyFile is the scope policy (-scope-policy): which scopes
+	// the routes need (authz/oauth's ScopePolicy, JSON). Without it no
+	// route needs a scope.
+	ScopePolicyFile string
+	// StepUp lists tools by roles alone and answers a call of a visible
+	// tool whose scopes the token lacks with HTTP 403 and a challenge
+	// naming them (-step-up); off, such tools are hidden.
+	StepUp bool
 }
 
 // The defaults of Config's zero fields.
@@ -210,6 +228,11 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.UpstreamAudience, "upstream-audience", "", "with -oidc-issuer: exchange the caller's token for one of audience `ID` for upstream requests (RFC 8693); an embedded upstream then checks it")
 	fs.StringVar(&o.ExchangeClientID, "exchange-client-id", "", "with -upstream-audience: this server's client `ID` for token exchange")
 	fs.StringVar(&o.ExchangeSecretFile, "exchange-secret-file", "", "with -upstream-audience: the `FILE` holding that client's secret")
+	fs.BoolVar(&o.DPoP, "dpop", false, "with -oidc-issuer: accept DPoP-bound tokens with their proofs (RFC 9449) and refuse them as bearer tokens; with -redis, replicas share the proofs seen")
+	fs.StringVar(&o.ScopesClaim, "scopes-claim", "", "with -oidc-issuer: the claim `PATH` holding a token's granted scopes (scope, scp; default "+oauth.DefaultScopesClaim+")")
+	fs.StringVar(&o.ScopePolicyFile, "scope-policy", "", "with -oidc-issuer: the `FILE` saying which scopes routes need (JSON: rules of scope, path, methods; implies); a tool needs every scope of its routes")
+	fs.BoolVar(&o.StepUp, "step-up", false, "with -scope-policy: list tools by roles alone and answer a call whose token lacks the tool's scopes with HTTP 403 naming them (step-up), instead of hiding the tool; a challenge tells the caller the tool exists")
+	fs.BoolVar(&o.DPoPRequired, "dpop-required", false, "with -dpop: refuse bearer tokens, so that every request proves possession of its token's key")
 }
 
 // withForms makes every bool, int and duration flag of fs refuse a value
@@ -252,7 +275,7 @@ type boolForms struct{ formsValue }
 func (boolForms) IsBoolFlag() bool { return true }
 
 // oauthFlags are the flags that need -oidc-issuer.
-var oauthFlags = []string{"audience", "roles-claim", "public-url", "introspect", "introspect-client-id", "introspect-secret-file", "upstream-audience", "exchange-client-id", "exchange-secret-file"}
+var oauthFlags = []string{"audience", "roles-claim", "public-url", "introspect", "introspect-client-id", "introspect-secret-file", "upstream-audience", "exchange-client-id", "exchange-secret-file", "dpop", "dpop-required", "scopes-claim", "scope-policy", "step-up"}
 
 // ParseFlags parses args into fs, then sets every flag the command line
 // left unset from its TOOLROUTE_* variable (see [EnvName]) in environ
@@ -349,7 +372,7 @@ func (c *Config) given(name string) bool {
 }
 
 // oauthFields are OAuth's fields of oauthFlags, in order.
-var oauthFields = []string{"Audience", "RolesClaim", "PublicURL", "Introspect", "IntrospectClientID", "IntrospectSecretFile", "UpstreamAudience", "ExchangeClientID", "ExchangeSecretFile"}
+var oauthFields = []string{"Audience", "RolesClaim", "PublicURL", "Introspect", "IntrospectClientID", "IntrospectSecretFile", "UpstreamAudience", "ExchangeClientID", "ExchangeSecretFile", "DPoP", "DPoPRequired", "ScopesClaim", "ScopePolicyFile", "StepUp"}
 
 // withDefaults fills c's zero fields from d's, then the kit's defaults.
 func (c Config) withDefaults(d Config) Config {
@@ -472,6 +495,12 @@ func (c *Config) checkOAuth() error {
 		return errors.New("-exchange-client-id and -exchange-secret-file need -upstream-audience")
 	case o.UpstreamAudience != "" && (o.ExchangeClientID == "" || o.ExchangeSecretFile == ""):
 		return errors.New("-upstream-audience needs -exchange-client-id and -exchange-secret-file")
+	case o.StepUp && o.ScopePolicyFile == "":
+		return errors.New("-step-up needs -scope-policy: without it no tool needs a scope to challenge")
+	case o.DPoPRequired && !o.DPoP:
+		return errors.New("-dpop-required needs -dpop")
+	case o.DPoP && o.Introspect != "":
+		return errors.New("-dpop works with JWT access tokens only, not with -introspect: the key a token is bound to is read from its verified claims before the request is served, which for an opaque token would mean an introspection per stranger's request")
 	}
 	for _, f := range []struct{ name, value string }{{"oidc-issuer", o.Issuer}, {"public-url", o.PublicURL}, {"introspect", o.Introspect}} {
 		if f.value == "" {

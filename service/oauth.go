@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -25,6 +28,8 @@ type oauthAccess struct {
 	closers  []func() error
 	exchange *oauth.Exchanger   // nil without -upstream-audience
 	embedded *oauth.JWTVerifier // checks exchanged tokens at the embedded upstreams; nil without -upstream-audience
+	jwt      *oauth.JWTVerifier // the callers' tokens' verifier; nil with -introspect
+	dpop     *oauth.DPoP        // nil without -dpop (or before startDPoP)
 }
 
 // newOAuthAccess builds the verifier (JWT or introspection) and, with
@@ -51,18 +56,18 @@ func newOAuthAccess(cfg OAuth, dry bool) (*oauthAccess, error) {
 		}
 		v, err := oauth.NewIntrospectionVerifier(oauth.IntrospectionOptions{
 			URL: cfg.Introspect, ClientID: cfg.IntrospectClientID, ClientSecret: secret,
-			Audience: cfg.Audience, Issuer: cfg.Issuer, RolesClaim: cfg.RolesClaim,
+			Audience: cfg.Audience, Issuer: cfg.Issuer, RolesClaim: cfg.RolesClaim, ScopesClaim: cfg.ScopesClaim,
 		})
 		if err != nil {
 			return nil, err
 		}
 		o.verify, o.ready = v.Verify, v.Ready
 	} else {
-		v, err := oauth.NewJWTVerifier(oauth.JWTOptions{Issuer: cfg.Issuer, Audience: cfg.Audience, RolesClaim: cfg.RolesClaim})
+		v, err := oauth.NewJWTVerifier(oauth.JWTOptions{Issuer: cfg.Issuer, Audience: cfg.Audience, RolesClaim: cfg.RolesClaim, ScopesClaim: cfg.ScopesClaim})
 		if err != nil {
 			return nil, err
 		}
-		o.verify, o.ready = v.Verify, v.Ready
+		o.verify, o.ready, o.jwt = v.Verify, v.Ready, v
 		o.closers = append(o.closers, v.Close)
 	}
 	if cfg.UpstreamAudience != "" {
@@ -97,16 +102,58 @@ func readSecret(flagName, path string) (string, error) {
 	return s, nil
 }
 
-// httpOptions sets the verifier, readiness and protected resource
-// metadata of OAuth mode in opts.
+// startDPoP builds the DPoP check of -dpop, recording proofs in
+// replay (nil: in this process). It does nothing without -dpop.
+func (o *oauthAccess) startDPoP(replay oauth.ReplayCache, logger *slog.Logger) error {
+	if o == nil || !o.cfg.DPoP || o.jwt == nil {
+		return nil
+	}
+	var err error
+	o.dpop, err = oauth.NewDPoP(oauth.DPoPOptions{
+		Confirmation:        o.jwt.Confirmation,
+		URL:                 o.cfg.PublicURL,
+		ResourceMetadataURL: resourceMetadataURL(o.cfg.PublicURL),
+		Required:            o.cfg.DPoPRequired,
+		Replay:              replay,
+		Logger:              logger,
+	})
+	if err != nil {
+		return fmt.Errorf("-dpop: %w", err)
+	}
+	return nil
+}
+
+// resourceMetadataURL is the RFC 9728 well-known URL of the protected
+// resource metadata of the resource publicURL, as the server serves it.
+func resourceMetadataURL(publicURL string) string {
+	u, err := url.Parse(publicURL)
+	if err != nil {
+		return ""
+	}
+	u.Path = "/.well-known/oauth-protected-resource" + strings.TrimSuffix(u.Path, "/")
+	u.RawPath, u.RawQuery, u.Fragment = "", "", ""
+	return u.String()
+}
+
+// httpOptions sets the verifier, readiness, protected resource metadata
+// and DPoP check of OAuth mode in opts.
 func (o *oauthAccess) httpOptions(opts *server.HTTPServerOptions, title string) {
 	opts.Endpoint.Verifier = o.verify
 	opts.ReadyCheck = o.ready
+	if o.dpop != nil {
+		opts.Endpoint.Wrap = o.dpop.Handler
+	}
 	opts.ResourceMetadata = &oauthex.ProtectedResourceMetadata{
 		Resource:               o.cfg.PublicURL,
 		AuthorizationServers:   []string{o.cfg.Issuer},
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           title,
+	}
+	if o.dpop != nil {
+		// RFC 9728 §2: the proof algorithms accepted, and whether every
+		// request must use DPoP.
+		opts.ResourceMetadata.DPOPSigningAlgValuesSupported = slices.Clone(oauth.DefaultAlgorithms)
+		opts.ResourceMetadata.DPOPBoundAccessTokensRequired = o.cfg.DPoPRequired
 	}
 }
 
@@ -172,6 +219,12 @@ func (o *oauthAccess) describe(w io.Writer, name string) {
 	}
 	fmt.Fprintf(w, "%s: OAuth: %s of issuer %s for audience %s, roles from claim %q\n", name, how, o.cfg.Issuer, o.cfg.Audience, o.cfg.RolesClaim)
 	fmt.Fprintf(w, "%s: OAuth: protected resource metadata for %s\n", name, o.cfg.PublicURL)
+	switch {
+	case o.dpop != nil && o.cfg.DPoPRequired:
+		fmt.Fprintf(w, "%s: OAuth: DPoP-bound tokens only, each request with its proof (RFC 9449)\n", name)
+	case o.dpop != nil:
+		fmt.Fprintf(w, "%s: OAuth: DPoP-bound tokens with their proofs (RFC 9449); such tokens are refused as bearer tokens\n", name)
+	}
 	if o.exchange != nil {
 		fmt.Fprintf(w, "%s: OAuth: upstream requests carry tokens exchanged for audience %s\n", name, o.cfg.UpstreamAudience)
 	} else {

@@ -21,6 +21,7 @@ import (
 	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
+	"github.com/toolroute/toolroute/tool"
 )
 
 // kit is one start of a service: its configuration, and what the kit
@@ -63,6 +64,10 @@ func (c Command) prepare(ctx context.Context, cfg Config, stderr io.Writer, logg
 		return nil, err
 	}
 	if k.sh, err = newShared(c.Name, cfg, logger); err != nil {
+		k.close()
+		return nil, err
+	}
+	if err = k.acc.oauth.startDPoP(k.sh.replayCache(), logger); err != nil {
 		k.close()
 		return nil, err
 	}
@@ -190,11 +195,26 @@ func (k *kit) httpOptions() server.HTTPServerOptions {
 	}
 	if k.acc.oauth != nil {
 		k.acc.oauth.httpOptions(&hopts, k.cmd.Title)
+		if sc := k.acc.scopes; sc != nil {
+			hopts.ResourceMetadata.ScopesSupported = sc.Supported()
+			if k.cfg.OAuth.StepUp {
+				hopts.Endpoint.StepUp = sc.StepUp(k.acc.authorizer, calls(k.table))
+			}
+		}
 	}
 	if k.cfg.Anonymous != "" {
 		hopts.Endpoint.Anonymous = &authz.Caller{Subject: "anonymous", Roles: []string{k.cfg.Anonymous}}
 	}
 	return hopts
+}
+
+// calls are the tools of table as authz describes them.
+func calls(table registry.RouteTable) []*tool.Call {
+	cs := make([]*tool.Call, len(table.Tools))
+	for i, e := range table.Tools {
+		cs[i] = &tool.Call{Tool: e.Name, ServiceKey: e.ServiceKey, Routes: e.Routes, Local: e.Local}
+	}
+	return cs
 }
 
 // startError words a start-up failure for the operator: an address in
@@ -243,6 +263,13 @@ func (k *kit) announce(w io.Writer, hs *server.HTTPServer) {
 	}
 	if acc.oauth != nil {
 		acc.oauth.describe(&b, name)
+	}
+	if acc.scopes != nil {
+		how := "tools whose scopes a token lacks are hidden"
+		if cfg.OAuth.StepUp {
+			how = "a call of a visible tool whose scopes the token lacks gets HTTP 403 naming them (step-up)"
+		}
+		fmt.Fprintf(&b, "%s: OAuth: routes need the scopes of -scope-policy %s (%s); %s\n", name, cfg.OAuth.ScopePolicyFile, strings.Join(acc.scopes.Supported(), " "), how)
 	}
 	fmt.Fprintf(&b, "%s: serving MCP at %s\n", name, hs.URL())
 	if acc.demo {

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/authz/oauth"
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/redisstore"
@@ -130,6 +131,15 @@ func (s *shared) confirmer(key []byte) *permission.Checker {
 		opts.Answers = redisstore.NewAnswerStore(s.rdb, s.opts)
 	}
 	return permission.New(opts)
+}
+
+// replayCache records the DPoP proofs accepted, in Redis when s is not
+// nil; nil (this process only) without -redis.
+func (s *shared) replayCache() oauth.ReplayCache {
+	if s == nil {
+		return nil
+	}
+	return redisstore.NewReplayCache(s.rdb, s.opts)
 }
 
 // limiter is the per-caller limit of -rate-limit n: on Redis when s is

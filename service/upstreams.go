@@ -165,7 +165,7 @@ func (k *kit) buildUpstreams(lc fx.Lifecycle) (Upstreams, error) {
 		if k.acc.oauth != nil {
 			base = k.acc.oauth.upstream(base)
 		}
-		rt := authz.Transport(base, key, origin, k.acc.authorizer, authz.Options{Logger: k.logger})
+		rt := authz.Transport(base, key, origin, k.acc.upstreamAuthorizer(), authz.Options{Logger: k.logger})
 		if k.obs != nil {
 			rt = k.obs.tel.Transport(rt, key)
 		}

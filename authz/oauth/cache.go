@@ -60,29 +60,39 @@ func (c *cache[K, V]) put(k K, v V, until time.Time) {
 	c.m[k] = cached[V]{v: v, until: until}
 }
 
-// callers caches verified callers by their token's SHA-256 digest. The
-// bearer is not kept: it is the token, given back on a hit.
+// callers caches verified callers by their token's SHA-256 digest, with
+// the key the token is bound to (its "cnf" claim's "jkt", "" if none).
+// The bearer is not kept: it is the token, given back on a hit.
 type callers struct {
-	c *cache[[sha256.Size]byte, authz.Caller]
+	c *cache[[sha256.Size]byte, verified]
+}
+
+// verified is what a verification found of a token.
+type verified struct {
+	caller authz.Caller
+	jkt    string
 }
 
 func newCallers(max int) callers {
-	return callers{newCache[[sha256.Size]byte, authz.Caller](max)}
+	return callers{newCache[[sha256.Size]byte, verified](max)}
 }
 
-// get returns the caller of token, if cached and not ended at now.
-func (cs callers) get(token string, now time.Time) (authz.Caller, bool) {
-	c, ok := cs.c.get(sha256.Sum256([]byte(token)), now)
+// get returns the caller of token and the key it is bound to, if cached
+// and not ended at now.
+func (cs callers) get(token string, now time.Time) (authz.Caller, string, bool) {
+	e, ok := cs.c.get(sha256.Sum256([]byte(token)), now)
 	if ok {
-		c.Roles = slices.Clone(c.Roles)
-		c.Bearer = token
+		e.caller.Roles = slices.Clone(e.caller.Roles)
+		e.caller.Scopes = slices.Clone(e.caller.Scopes)
+		e.caller.Bearer = token
 	}
-	return c, ok
+	return e.caller, e.jkt, ok
 }
 
-// put caches c as the caller of token until until.
-func (cs callers) put(token string, c authz.Caller, until time.Time) {
+// put caches c as the caller of token, bound to jkt, until until.
+func (cs callers) put(token string, c authz.Caller, jkt string, until time.Time) {
 	c.Bearer = ""
 	c.Roles = slices.Clone(c.Roles)
-	cs.c.put(sha256.Sum256([]byte(token)), c, until)
+	c.Scopes = slices.Clone(c.Scopes)
+	cs.c.put(sha256.Sum256([]byte(token)), verified{c, jkt}, until)
 }

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 
@@ -11,14 +12,22 @@ import (
 // name none.
 const DefaultRolesClaim = "roles"
 
-// checkRolesClaim refuses a claim path with empty segments.
-func checkRolesClaim(path string) error {
+// DefaultScopesClaim is the claim granted scopes are read from when the
+// options name none.
+const DefaultScopesClaim = "scope"
+
+// checkRolesClaim refuses a roles claim path with empty segments.
+func checkRolesClaim(path string) error { return checkClaimPath("roles", path) }
+
+// checkClaimPath refuses a claim path (of what: "roles", "scopes") with
+// empty segments.
+func checkClaimPath(what, path string) error {
 	if path == "" {
 		return nil
 	}
 	for _, seg := range strings.Split(path, ".") {
 		if seg == "" {
-			return fmt.Errorf("oauth: roles claim path %q has an empty segment", path)
+			return fmt.Errorf("oauth: %s claim path %q has an empty segment", what, path)
 		}
 	}
 	return nil
@@ -69,9 +78,10 @@ func rolesFrom(claims map[string]any, path string) ([]string, error) {
 }
 
 // callerFrom makes the caller of a token from its claims: the subject from
-// "sub" (required), the roles from the claim at rolesClaim, the client
-// from "azp" (else "client_id") and the actors from the "act" chain.
-func callerFrom(claims map[string]any, rolesClaim, token string) (authz.Caller, error) {
+// "sub" (required), the roles from the claim at rolesClaim, the scopes
+// from the claim at scopesClaim, the client from "azp" (else
+// "client_id") and the actors from the "act" chain.
+func callerFrom(claims map[string]any, rolesClaim, scopesClaim, token string) (authz.Caller, error) {
 	sub, _ := claims["sub"].(string)
 	if sub == "" {
 		return authz.Caller{}, fmt.Errorf("no \"sub\" claim")
@@ -80,11 +90,15 @@ func callerFrom(claims map[string]any, rolesClaim, token string) (authz.Caller, 
 	if err != nil {
 		return authz.Caller{}, err
 	}
+	scopes, err := rolesFrom(claims, scopesClaim)
+	if err != nil {
+		return authz.Caller{}, err
+	}
 	client, _ := claims["azp"].(string)
 	if client == "" {
 		client, _ = claims["client_id"].(string)
 	}
-	return authz.Caller{Subject: sub, Roles: roles, Client: client, Actors: actorsFrom(claims), Bearer: token}, nil
+	return authz.Caller{Subject: sub, Roles: roles, Scopes: scopes, Client: client, Actors: actorsFrom(claims), Bearer: token}, nil
 }
 
 // maxActors bounds how deep an "act" chain is read.
@@ -104,4 +118,35 @@ func actorsFrom(claims map[string]any) []string {
 		actors = append(actors, sub)
 	}
 	return actors
+}
+
+// confirmationFrom reads the key a token is bound to: the "jkt" of its
+// "cnf" claim (RFC 9449 §6.1), "" if it has no "cnf" or its "cnf" names
+// no "jkt" (another confirmation method, which this package does not
+// check). A "cnf" that is not an object, or a "jkt" that is not an
+// unpadded base64url SHA-256 digest, is an error.
+func confirmationFrom(claims map[string]any) (string, error) {
+	raw, ok := claims["cnf"]
+	if !ok {
+		return "", nil
+	}
+	cnf, ok := raw.(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("claim \"cnf\" is a %T, not an object", raw)
+	}
+	v, ok := cnf["jkt"]
+	if !ok {
+		return "", nil
+	}
+	jkt, ok := v.(string)
+	if !ok || !isThumbprint(jkt) {
+		return "", fmt.Errorf("claim \"cnf\": \"jkt\" is not a JWK SHA-256 thumbprint (43 characters of unpadded base64url)")
+	}
+	return jkt, nil
+}
+
+// isThumbprint reports whether s is an unpadded base64url SHA-256 digest.
+func isThumbprint(s string) bool {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	return err == nil && len(b) == 32
 }

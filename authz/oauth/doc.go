@@ -46,6 +46,20 @@
 // same role policy ([authz.Policy]) and RBAC proxy then decide as they do
 // for static tokens.
 //
+// # Proof of possession
+//
+// [DPoP] checks RFC 9449 proofs in front of the endpoint, for tokens
+// bound to a client's key ("cnf": {"jkt": ...}): a stolen bound token is
+// useless without the key. Its Handler goes in server.HTTPOptions.Wrap:
+//
+//	d, err := oauth.NewDPoP(oauth.DPoPOptions{
+//		Confirmation: v.Confirmation, // what key a verified token is bound to
+//		URL:          "https://tools.example.com/mcp",
+//		Replay:       redisstore.NewReplayCache(rdb, stores), // nil: this process only
+//	})
+//	...
+//	server.HTTPOptions{Verifier: v.Verify, Wrap: d.Handler}
+//
 // # Upstream requests
 //
 // [Exchanger] trades the caller's token for one whose audience is the

@@ -53,6 +53,9 @@ type IntrospectionOptions struct {
 	// RolesClaim is where the roles are read in the answer, as in
 	// [JWTOptions.RolesClaim]. "" selects "roles".
 	RolesClaim string
+	// ScopesClaim is where the granted scopes are read in the answer,
+	// as in [JWTOptions.ScopesClaim]. "" selects "scope" (RFC 7662's).
+	ScopesClaim string
 	// CacheTTL bounds how long an active token's answer is reused; it is
 	// never reused past the token's "exp". 0 selects one minute; a
 	// negative value turns the cache off (every request asks).
@@ -78,6 +81,7 @@ type IntrospectionOptions struct {
 type IntrospectionVerifier struct {
 	opts    IntrospectionOptions
 	roles   string
+	scopes  string
 	client  *http.Client
 	down    atomic.Bool           // the endpoint is down: not ready
 	failure atomic.Pointer[error] // and why
@@ -113,6 +117,9 @@ func NewIntrospectionVerifier(opts IntrospectionOptions) (*IntrospectionVerifier
 	if err := checkRolesClaim(opts.RolesClaim); err != nil {
 		return nil, err
 	}
+	if err := checkClaimPath("scopes", opts.ScopesClaim); err != nil {
+		return nil, err
+	}
 	if opts.CacheTTL == 0 {
 		opts.CacheTTL = defaultCacheTTL
 	}
@@ -122,6 +129,7 @@ func NewIntrospectionVerifier(opts IntrospectionOptions) (*IntrospectionVerifier
 	return &IntrospectionVerifier{
 		opts:   opts,
 		roles:  cmpOr(opts.RolesClaim, DefaultRolesClaim),
+		scopes: cmpOr(opts.ScopesClaim, DefaultScopesClaim),
 		client: defaultClient(opts.HTTPClient),
 		cache:  newCallers(opts.CacheMax),
 	}, nil
@@ -187,7 +195,7 @@ func (v *IntrospectionVerifier) Verify(ctx context.Context, token string, _ *htt
 		return refuse(fmt.Sprintf("the token exceeds %d bytes", maxToken))
 	}
 	now := time.Now()
-	if c, ok := v.cache.get(token, now); ok {
+	if c, _, ok := v.cache.get(token, now); ok {
 		return c, nil
 	}
 	claims, err := v.introspect(ctx, token, false)
@@ -220,12 +228,12 @@ func (v *IntrospectionVerifier) Verify(ctx context.Context, token string, _ *htt
 	if nbf, has := claims["nbf"].(float64); has && time.Unix(int64(nbf), 0).After(now.Add(defaultLeeway)) {
 		return refuse("the token is not valid yet")
 	}
-	c, err := callerFrom(claims, v.roles, token)
+	c, err := callerFrom(claims, v.roles, v.scopes, token)
 	if err != nil {
 		return refuse(err.Error())
 	}
 	if v.opts.CacheTTL > 0 {
-		v.cache.put(token, c, until)
+		v.cache.put(token, c, "", until)
 	}
 	return c, nil
 }

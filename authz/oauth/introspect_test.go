@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	neturl "net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -55,8 +56,8 @@ func TestIntrospection(t *testing.T) {
 	}
 	for range 3 {
 		c, err := v.Verify(context.Background(), tok, nil)
-		if err != nil || c.Subject != "olivia" || c.Bearer != tok || c.Client != "olivia" {
-			t.Fatalf("Verify = %v, %v", c, err)
+		if err != nil || c.Subject != "olivia" || c.Bearer != tok || c.Client != "olivia" || !slices.Contains(c.Scopes, "openid") {
+			t.Fatalf("Verify = %v, %v; want olivia, with the scopes granted (openid)", c, err)
 		}
 	}
 	if got := op.Requests("/oauth/introspect"); got != n {

@@ -55,6 +55,12 @@ type JWTOptions struct {
 	// an array of strings or a space-separated string. "" selects
 	// "roles". A token without the claim is a caller without roles.
 	RolesClaim string
+	// ScopesClaim is where the token's granted scopes are read
+	// ([authz.Caller].Scopes), in the shapes RolesClaim reads: "scope"
+	// (the default, RFC 9068's space-separated string) or "scp" (an
+	// array, as Entra ID and Okta issue). A token without it has no
+	// scopes.
+	ScopesClaim string
 	// Algorithms are the accepted signature algorithms. nil selects
 	// [DefaultAlgorithms]; "none" and HS* are refused.
 	Algorithms []string
@@ -103,6 +109,7 @@ type JWTOptions struct {
 type JWTVerifier struct {
 	opts   JWTOptions
 	roles  string
+	scopes string
 	parser *jwt.Parser
 	client *http.Client // discovery
 	jwks   *http.Client // the key set, watched by jwksWatch
@@ -137,6 +144,9 @@ func NewJWTVerifier(opts JWTOptions) (*JWTVerifier, error) {
 	if err := checkRolesClaim(opts.RolesClaim); err != nil {
 		return nil, err
 	}
+	if err := checkClaimPath("scopes", opts.ScopesClaim); err != nil {
+		return nil, err
+	}
 	algs := opts.Algorithms
 	if algs == nil {
 		algs = asymmetric
@@ -166,9 +176,10 @@ func NewJWTVerifier(opts JWTOptions) (*JWTVerifier, error) {
 		opts.CacheTTL = defaultCacheTTL
 	}
 	v := &JWTVerifier{
-		retry: backoff{max: min(maxRetry, opts.MinRefreshInterval)},
-		opts:  opts,
-		roles: cmpOr(opts.RolesClaim, DefaultRolesClaim),
+		retry:  backoff{max: min(maxRetry, opts.MinRefreshInterval)},
+		opts:   opts,
+		roles:  cmpOr(opts.RolesClaim, DefaultRolesClaim),
+		scopes: cmpOr(opts.ScopesClaim, DefaultScopesClaim),
 		parser: jwt.NewParser(
 			jwt.WithValidMethods(opts.Algorithms),
 			jwt.WithIssuer(opts.Issuer),
@@ -229,16 +240,33 @@ func (v *JWTVerifier) Close() error {
 // 401); when keys cannot be had, an *[authz.OutageError] (HTTP 503).
 // Neither error holds the token.
 func (v *JWTVerifier) Verify(ctx context.Context, token string, _ *http.Request) (authz.Caller, error) {
+	c, _, err := v.verify(ctx, token)
+	return c, err
+}
+
+// Confirmation verifies token as [JWTVerifier.Verify] does, with its
+// errors, and returns the key the token is bound to: the "jkt" of its
+// "cnf" claim (the JWK SHA-256 thumbprint of RFC 9449 §6.1), or "" for a
+// token bound to no key. A "cnf" claim that is not an object, or whose
+// "jkt" is not a thumbprint, refuses the token. It has the shape of
+// [DPoPOptions].Confirmation.
+func (v *JWTVerifier) Confirmation(ctx context.Context, token string) (string, error) {
+	_, jkt, err := v.verify(ctx, token)
+	return jkt, err
+}
+
+// verify is [JWTVerifier.Verify], with the key the token is bound to.
+func (v *JWTVerifier) verify(ctx context.Context, token string) (authz.Caller, string, error) {
 	if v.ctx.Err() != nil {
-		return authz.Caller{}, &authz.OutageError{Err: errors.New("oauth: JWTVerifier is closed")}
+		return authz.Caller{}, "", &authz.OutageError{Err: errors.New("oauth: JWTVerifier is closed")}
 	}
 	now := time.Now()
-	if c, ok := v.cache.get(token, now); ok {
-		return c, nil
+	if c, jkt, ok := v.cache.get(token, now); ok {
+		return c, jkt, nil
 	}
 	kf, err := v.keyfunc()
 	if err != nil {
-		return authz.Caller{}, err
+		return authz.Caller{}, "", err
 	}
 	claims := jwt.MapClaims{}
 	_, err = v.parser.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
@@ -251,24 +279,28 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string, _ *http.Request)
 	var outage *authz.OutageError
 	switch {
 	case errors.As(err, &outage):
-		return authz.Caller{}, outage
+		return authz.Caller{}, "", outage
 	case err != nil:
 		v.log().DebugContext(ctx, "oauth: token refused", slog.String("reason", err.Error()))
-		return authz.Caller{}, fmt.Errorf("oauth: %v: %w", err, auth.ErrInvalidToken)
+		return authz.Caller{}, "", fmt.Errorf("oauth: %v: %w", err, auth.ErrInvalidToken)
 	}
-	c, err := callerFrom(claims, v.roles, token)
+	c, err := callerFrom(claims, v.roles, v.scopes, token)
+	var jkt string
+	if err == nil {
+		jkt, err = confirmationFrom(claims)
+	}
 	if err != nil {
 		v.log().DebugContext(ctx, "oauth: token refused", slog.String("reason", err.Error()))
-		return authz.Caller{}, fmt.Errorf("oauth: %v: %w", err, auth.ErrInvalidToken)
+		return authz.Caller{}, "", fmt.Errorf("oauth: %v: %w", err, auth.ErrInvalidToken)
 	}
 	if v.opts.CacheTTL > 0 {
 		until := now.Add(v.opts.CacheTTL)
 		if exp, err := claims.GetExpirationTime(); err == nil && exp != nil && exp.Before(until) {
 			until = exp.Time
 		}
-		v.cache.put(token, c, until)
+		v.cache.put(token, c, jkt, until)
 	}
-	return c, nil
+	return c, jkt, nil
 }
 
 // Ready reports whether the verifier holds keys to verify tokens with:
