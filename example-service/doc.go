@@ -1,7 +1,9 @@
 // Command example-service is a catalog microservice's MCP front, built
 // with toolroute: the first thing to run, and the shape of what a team
-// writes. It is its catalog client (package catalog), its tool files
-// (package tools) and a main on the service kit (package service), which
+// writes. It is its upstream's routes and types (package catalog, which
+// also serves the demo API), its tool files (package tools: four of them
+// handler-free, typed upstream calls) and a main on the service kit
+// (package service), which
 // gives it every production capability by flags and TOOLROUTE_*
 // variables: see the kit's documentation and the README's "Service kit"
 // section for them.

@@ -184,7 +184,7 @@ func TestLookAlikeIDs(t *testing.T) {
 	for _, id := range []string{"\uFE30", "\u2025", "\u2100", "\u2101", "\u2105", "\u2106", "a\uFF0Fb", "..\uFF05\uFF12\uFF26x", "%EF%B8%B0"} {
 		for _, name := range []string{"get_item", "delete_item"} {
 			out, errText, err := call(t, cs, name, map[string]any{"id": id})
-			if err != nil || !strings.HasPrefix(errText, "invalid item id") {
+			if err != nil || !strings.HasPrefix(errText, `invalid argument "id": `) {
 				t.Errorf("%s %q: %v, error %v, text %q; want an invalid id", name, id, out, err, errText)
 			}
 		}

@@ -40,7 +40,7 @@ func command() service.Command {
 		Options: []fx.Option{
 			server.Tools(tools.Registry),
 			fx.Provide(func(up service.Upstreams, confirmer *permission.Checker, logger *slog.Logger) *tools.Deps {
-				d := &tools.Deps{Logger: logger, Catalog: &catalog.Client{BaseURL: up.URL(catalog.ServiceKey), HTTPClient: up.Client(catalog.ServiceKey)}}
+				d := &tools.Deps{Clients: up}
 				if confirm {
 					d.Confirm = confirmer
 					logger.Info("example-service: delete_item asks for confirmation (-confirm-destructive)")

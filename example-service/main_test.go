@@ -230,7 +230,7 @@ func TestDemo(t *testing.T) {
 			t.Errorf("delete_item (-want +got):\n%s", diff)
 		}
 		for _, tool := range []string{"get_item", "delete_item"} {
-			if _, errText, err := call(t, cs, tool, map[string]any{"id": id}); err != nil || errText != `item "`+id+`" not found` {
+			if _, errText, err := call(t, cs, tool, map[string]any{"id": id}); err != nil || errText != `upstream answered 404 Not Found: item "`+id+`" not found` {
 				t.Errorf("%s after delete: error %v, text %q; want an isError not found", tool, err, errText)
 			}
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
+	"github.com/toolroute/toolroute/upstream"
 )
 
 // The service's features of the request-lifecycle issue for a client of
@@ -82,17 +83,17 @@ func (m svcCombo) connect(t *testing.T, args []string, upstream, token string, c
 
 // memoryServer is example-service's server as the kit assembles it, for
 // in-memory clients: the embedded policy, the tools, and a catalog
-// client at upstream behind authz's upstream transport; with confirm,
+// client at origin behind authz's upstream transport; with confirm,
 // delete_item asks (-confirm-destructive).
-func memoryServer(t *testing.T, upstream string, confirm bool, logger *slog.Logger) *mcp.Server {
+func memoryServer(t *testing.T, origin string, confirm bool, logger *slog.Logger) *mcp.Server {
 	t.Helper()
 	pol := authz.MustParsePolicy(policy)
-	d := &tools.Deps{
-		Logger: logger,
-		Catalog: &catalog.Client{BaseURL: upstream, HTTPClient: &http.Client{
-			Transport: authz.Transport(http.DefaultTransport, catalog.ServiceKey, upstream, pol, authz.Options{Logger: logger}),
-		}},
-	}
+	d := &tools.Deps{Clients: loggedEndpoints{
+		Endpoints: upstream.Endpoints{catalog.ServiceKey: {Origin: origin, Client: &http.Client{
+			Transport: authz.Transport(http.DefaultTransport, catalog.ServiceKey, origin, pol, authz.Options{Logger: logger}),
+		}}},
+		log: logger,
+	}}
 	if confirm {
 		d.Confirm = permission.New(permission.Options{Principal: func(ctx context.Context, _ *mcp.CallToolRequest) string {
 			c, _ := authz.CallerFromContext(ctx)
@@ -106,6 +107,15 @@ func memoryServer(t *testing.T, upstream string, confirm bool, logger *slog.Logg
 	}
 	return s
 }
+
+// loggedEndpoints are fixed upstream clients with the service's logger,
+// as the kit's service.Upstreams have it.
+type loggedEndpoints struct {
+	upstream.Endpoints
+	log *slog.Logger
+}
+
+func (e loggedEndpoints) Logger() *slog.Logger { return e.log }
 
 // TestMatrixConfirmDestructive: with -confirm-destructive, delete_item
 // asks "Delete item X?" and deletes only on yes, for a 2026 client

@@ -110,6 +110,7 @@ func (r *Registry[C]) check(t tool.Tool[C], site site) error {
 		d.Handler = rules.ErrMissingHandler
 	} else {
 		d.Handler = t.Handler.Err()
+		d.Sends = t.Handler.Sends()
 	}
 	if prev, ok := r.entries[t.Name]; ok {
 		d.FirstSite = prev.site.String()

@@ -18,12 +18,17 @@ import (
 	"github.com/toolroute/toolroute/internal/testing/golden"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
+	"github.com/toolroute/toolroute/upstream"
 )
 
 // Deps is the dependency container of these tests.
 type Deps struct {
 	Items map[string]string
 }
+
+// Upstream makes Deps an upstream.Clients, for the cases of forwarding
+// tools (which Check refuses or accepts, never calls).
+func (*Deps) Upstream(string) (string, *http.Client) { return "", nil }
 
 type getItemArgs struct {
 	ID string `json:"id" jsonschema:"minLength=1,description=the item's id"`
@@ -188,6 +193,17 @@ OpenWorld: true`, mutate: func(tl *tool.Tool[*Deps]) { tl.Behaviour, tl.OpenWorl
 				return treeResult{}, nil
 			})
 		}, want: "output type: registry_test.treeResult contains itself"},
+		{name: "forwarded route declared", src: `Handler: upstream.Forward[*Deps, getItemArgs, Item](catalog(http.MethodGet, "/api/v1/items/{id}"))`, mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Handler = upstream.Forward[*Deps, getItemArgs, Item](catalog(http.MethodGet, "/api/v1/items/{id}"))
+		}},
+		{name: "forwarded route not declared", src: `Handler: upstream.Forward[*Deps, getItemArgs, Item](catalog(http.MethodGet, "/api/v1/items/{id}/history"))`, mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Handler = upstream.Forward[*Deps, getItemArgs, Item](catalog(http.MethodGet, "/api/v1/items/{id}/history"))
+		}, want: "the handler sends requests on GET /catalog/api/v1/items/{id}/history, which VisibilityRoutes does not declare: add it there (a tool's routes decide who sees it, and its upstream transport refuses every request outside them)"},
+		{name: "forwarded route without a field for a placeholder", src: `VisibilityRoutes: []tool.Route{catalog(http.MethodGet, "/api/v1/items/{id}/{rev}")}
+Handler: upstream.Forward[*Deps, getItemArgs, Item](catalog(http.MethodGet, "/api/v1/items/{id}/{rev}"))`, runtimeOnly: true, mutate: func(tl *tool.Tool[*Deps]) {
+			tl.VisibilityRoutes = []tool.Route{catalog(http.MethodGet, "/api/v1/items/{id}/{rev}")}
+			tl.Handler = upstream.Forward[*Deps, getItemArgs, Item](catalog(http.MethodGet, "/api/v1/items/{id}/{rev}"))
+		}, want: `upstream GET /catalog/api/v1/items/{id}/{rev}: placeholder {rev} has no field in registry_test.getItemArgs: add one with json:"rev" (untagged or in:"path")`},
 		{name: "non-object HandleResult In", src: `Handler: tool.HandleResult(func(context.Context, *Deps, *mcp.CallToolRequest, int) (*mcp.CallToolResult, error) { return nil, nil })`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.Handler = tool.HandleResult(func(context.Context, *Deps, *mcp.CallToolRequest, int) (*mcp.CallToolResult, error) { return nil, nil })
 		}, want: "input type int reflects to an integer schema"},

@@ -55,6 +55,8 @@ import (
 
 type Deps struct{ Items map[string]string }
 
+func (*Deps) Upstream(string) (string, *http.Client) { return "", nil }
+
 type getItemArgs struct {
 	ID string ` + "`json:\"id\" jsonschema:\"minLength=1,description=the item's id\"`" + `
 }
@@ -149,10 +151,12 @@ import (
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
+	"github.com/toolroute/toolroute/upstream"
 )
 
 var _ context.Context
 var _ *mcp.CallToolRequest
+var _ upstream.Endpoints
 var _ = http.MethodGet
 var _ = behaviour.ReadOnly
 

@@ -18,6 +18,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
+	"github.com/toolroute/toolroute/upstream"
 )
 
 // MaxConns bounds the connections an upstream client opens to its
@@ -28,16 +29,22 @@ const MaxConns = 256
 
 // Upstreams are the clients of the upstream services the tools call, by
 // service key: one for every key a tool declares. The kit provides them
-// in the fx graph; a tools package's container constructor takes them:
+// in the fx graph; a tools package's container embeds them, and is then
+// the upstream.Clients of typed upstream calls (upstream.Forward,
+// upstream.Call):
 //
-//	fx.Provide(func(up service.Upstreams) *tools.Deps {
-//		return &tools.Deps{Things: things.New(up.URL("things"), up.Client("things"))}
-//	})
+//	type Deps struct{ service.Upstreams }
+//
+//	fx.Provide(func(up service.Upstreams) *tools.Deps { return &tools.Deps{Upstreams: up} })
+//
+// A container that calls its upstreams with a client of its own takes
+// [Upstreams.URL] and [Upstreams.Client].
 type Upstreams struct {
-	byKey map[string]upstream
+	byKey  map[string]upstreamClient
+	logger *slog.Logger
 }
 
-type upstream struct {
+type upstreamClient struct {
 	url      string
 	client   *http.Client
 	embedded bool
@@ -59,10 +66,31 @@ func (u Upstreams) URL(key string) string { return u.get(key).url }
 // [MaxConns] connections. It panics like [Upstreams.URL].
 func (u Upstreams) Client(key string) *http.Client { return u.get(key).client }
 
+var _ upstream.Clients = Upstreams{}
+
+// Upstream returns the origin and client of the upstream service key
+// (see [Upstreams.URL] and [Upstreams.Client]): Upstreams is an
+// upstream.Clients. For a key no tool declares it returns "" and nil,
+// which a typed call reports as "upstream unavailable", the cause
+// logged: it is asked at call time, when a panic would only end the
+// call.
+func (u Upstreams) Upstream(key string) (origin string, client *http.Client) {
+	up, ok := u.byKey[key]
+	if !ok {
+		return "", nil
+	}
+	return up.url, up.client
+}
+
+// Logger returns the service's logger (redacting: no bearer token
+// reaches it), where typed upstream calls log the causes of failed
+// requests; nil for the zero Upstreams.
+func (u Upstreams) Logger() *slog.Logger { return u.logger }
+
 // Keys are the service keys, sorted.
 func (u Upstreams) Keys() []string { return slices.Sorted(maps.Keys(u.byKey)) }
 
-func (u Upstreams) get(key string) upstream {
+func (u Upstreams) get(key string) upstreamClient {
 	up, ok := u.byKey[key]
 	if !ok {
 		panic(fmt.Sprintf("service: no upstream %q: the tools declare %s; declare the service key on a tool (tool.Tool.ServiceKey) or ask for one of those", key, quoted(u.Keys())))
@@ -149,7 +177,7 @@ func newTransport() *http.Transport {
 // buildUpstreams starts the embedded upstreams (on loopback ports, from
 // start to stop) and builds every key's client.
 func (k *kit) buildUpstreams(lc fx.Lifecycle) (Upstreams, error) {
-	u := Upstreams{byKey: map[string]upstream{}}
+	u := Upstreams{byKey: map[string]upstreamClient{}, logger: k.logger}
 	for _, key := range slices.Sorted(maps.Keys(k.upstreams)) {
 		origin, embedded := k.upstreams[key], k.upstreams[key] == ""
 		switch {
@@ -169,7 +197,7 @@ func (k *kit) buildUpstreams(lc fx.Lifecycle) (Upstreams, error) {
 		if k.obs != nil {
 			rt = k.obs.tel.Transport(rt, key)
 		}
-		u.byKey[key] = upstream{url: origin, client: &http.Client{Transport: rt}, embedded: embedded}
+		u.byKey[key] = upstreamClient{url: origin, client: &http.Client{Transport: rt}, embedded: embedded}
 	}
 	k.up = u
 	return u, nil

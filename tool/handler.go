@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -29,6 +30,7 @@ type Handler[C any] struct {
 type binding[C any] struct {
 	in, out *schema.Object // out is nil for HandleResult; both nil if err is set
 	err     error
+	sends   []Route // the routes the handler declares it sends on (see Sending)
 	add     func(s *mcp.Server, t *mcp.Tool, deps C)
 }
 
@@ -43,6 +45,40 @@ func (h Handler[C]) Err() error {
 		return errors.New("missing handler")
 	}
 	return h.b.err
+}
+
+// Sending returns a copy of h that declares the upstream routes it sends
+// requests on, and, if err is not nil, that it cannot serve because of
+// err. It is the hook of packages that make handlers over [Handle] and
+// know, when they make one, what it will send and whether it can (the
+// upstream package's Forward does): the registry checks what they know
+// at Register, in its message form, rather than the first call finding
+// out. A tool whose handler sends on a route its VisibilityRoutes do not
+// hold (compared as values: the same URI template and method) is
+// refused, and so is one whose handler's [Handler.Err] is not nil, which
+// err joins.
+//
+// Each call replaces the routes of the one before; routes is copied.
+// Sending of the zero Handler is the zero Handler.
+func (h Handler[C]) Sending(routes []Route, err error) Handler[C] {
+	if h.b == nil {
+		return h
+	}
+	b := *h.b
+	b.sends = slices.Clone(routes)
+	b.err = errors.Join(h.b.err, err)
+	return Handler[C]{b: &b}
+}
+
+// Sends returns the routes h declares it sends upstream requests on (see
+// [Handler.Sending]), a copy; nil for a handler that declares none, such
+// as one made by [Handle] alone, whose function may send on any of its
+// tool's routes.
+func (h Handler[C]) Sends() []Route {
+	if h.b == nil {
+		return nil
+	}
+	return slices.Clone(h.b.sends)
 }
 
 // InputSchema returns the JSON schema of the handler's arguments. It is

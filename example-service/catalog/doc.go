@@ -1,6 +1,8 @@
 // Package catalog is example-service's upstream: a small catalog HTTP API
-// with an in-memory store ([NewHandler], [Store]), and the typed [Client]
-// the tools call it through.
+// with an in-memory store ([NewHandler], [Store]), its routes, and the
+// types of its requests and answers ([Item], [ItemInput], [ItemList]).
+// The tools call it with typed upstream calls on its routes (package
+// upstream): there is no hand-written client.
 //
 // # API
 //
@@ -20,9 +22,10 @@
 //
 // The API's routes are declared once, as [tool.Route] values on the
 // service key [ServiceKey] ([ListRoute], [GetRoute], ...). The handler's
-// ServeMux patterns are derived from them, the tools declare them as their
-// VisibilityRoutes, and the [Client] builds every request path from them
-// with [tool.Route.Bind], so an id can never add or climb a path segment,
-// and authz's upstream transport finds each request under the calling
+// ServeMux patterns are derived from them, and the tools declare them as
+// their VisibilityRoutes and forward to them (upstream.Forward, or
+// upstream.Call from a handler), which bind every request path with
+// [tool.Route.Bind]: an id can never add or climb a path segment, and
+// authz's upstream transport finds each request under the calling
 // tool's declared routes.
 package catalog

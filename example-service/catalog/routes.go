@@ -13,8 +13,8 @@ const ServiceKey = "catalog"
 // route returns the catalog route of method and path.
 func route(method, path string) tool.Route { return tool.ServiceRoute(ServiceKey, method, path) }
 
-// The catalog API's routes. Tools declare these values; the handler and
-// the client are derived from them.
+// The catalog API's routes. Tools declare these values and forward to
+// them; the handler is derived from them.
 var (
 	// ListRoute lists every item.
 	ListRoute = route(http.MethodGet, "/api/v1/items")

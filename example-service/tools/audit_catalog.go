@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -11,6 +12,7 @@ import (
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/tool"
+	"github.com/toolroute/toolroute/upstream"
 )
 
 func init() {
@@ -41,12 +43,15 @@ type auditReport struct {
 	TotalQuantity int      `json:"totalQuantity" jsonschema:"description=the sum of the quantities of the items still there"`
 }
 
+// auditCatalog lists the items, then fetches each: a handler with logic,
+// whose upstream requests are typed calls on the routes it declares.
 func auditCatalog(ctx context.Context, d *Deps, req *mcp.CallToolRequest, in auditArgs) (auditReport, error) {
 	rep := auditReport{OutOfStock: []string{}, Vanished: []string{}}
-	items, err := d.Catalog.List(ctx)
+	list, err := upstream.Call[catalog.ItemList](ctx, d, catalog.ListRoute, nil)
 	if err != nil {
-		return rep, d.upstreamError(ctx, err)
+		return rep, err
 	}
+	items := list.Items
 	delay := time.Duration(in.DelayMS) * time.Millisecond
 	for i, listed := range items {
 		if i > 0 && delay > 0 {
@@ -61,13 +66,13 @@ func auditCatalog(ctx context.Context, d *Deps, req *mcp.CallToolRequest, in aud
 		if err := ctx.Err(); err != nil {
 			return auditReport{}, err
 		}
-		it, err := d.Catalog.Get(ctx, listed.ID)
-		var nf *catalog.NotFoundError
+		it, err := upstream.Call[catalog.Item](ctx, d, catalog.GetRoute, getItemArgs{ID: listed.ID})
+		var ue *upstream.Error
 		switch {
-		case errors.As(err, &nf):
+		case errors.As(err, &ue) && ue.Status == http.StatusNotFound && ue.Code == catalog.CodeNotFound:
 			rep.Vanished = append(rep.Vanished, listed.ID)
 		case err != nil:
-			return auditReport{}, d.upstreamError(ctx, err)
+			return auditReport{}, err
 		case it.Quantity == 0:
 			rep.OutOfStock = append(rep.OutOfStock, it.ID)
 		default:

@@ -1,13 +1,10 @@
 package tools
 
 import (
-	"context"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/tool"
+	"github.com/toolroute/toolroute/upstream"
 )
 
 func init() {
@@ -21,16 +18,12 @@ func init() {
 		ServiceKey:       catalog.ServiceKey,
 		VisibilityRoutes: []tool.Route{catalog.CreateRoute},
 		Behaviour:        behaviour.Additive,
-		Handler:          tool.Handle(createItem),
+		Handler:          upstream.Forward[*Deps, createItemArgs, catalog.Item](catalog.CreateRoute),
 	})
 }
 
+// createItemArgs is the body of the catalog's create request.
 type createItemArgs struct {
 	Name     string `json:"name" jsonschema:"minLength=1,maxLength=200,description=the new item's name"`
 	Quantity int    `json:"quantity" jsonschema:"minimum=0,maximum=1000000,description=how many are in stock"`
-}
-
-func createItem(ctx context.Context, d *Deps, _ *mcp.CallToolRequest, in createItemArgs) (catalog.Item, error) {
-	it, err := d.Catalog.Create(ctx, in.Name, in.Quantity)
-	return it, d.upstreamError(ctx, err)
 }

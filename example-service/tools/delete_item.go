@@ -10,6 +10,7 @@ import (
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/tool"
+	"github.com/toolroute/toolroute/upstream"
 )
 
 func init() {
@@ -29,7 +30,7 @@ func init() {
 }
 
 type deleteItemArgs struct {
-	ID string `json:"id" jsonschema:"minLength=1,maxLength=200,description=the id of the item to delete"`
+	ID string `json:"id" in:"path" jsonschema:"minLength=1,maxLength=200,description=the id of the item to delete"`
 }
 
 type deleted struct {
@@ -37,6 +38,9 @@ type deleted struct {
 	Deleted bool   `json:"deleted" jsonschema:"description=always true: failures are errors"`
 }
 
+// deleteItem asks for permission first (with -confirm-destructive),
+// then sends the one request: a handler with logic, on the machinery of
+// the handler-free tools.
 func deleteItem(ctx context.Context, d *Deps, req *mcp.CallToolRequest, in deleteItemArgs) (deleted, error) {
 	if d.Confirm != nil {
 		// Before any side effect: with a question, the handler runs again
@@ -51,8 +55,9 @@ func deleteItem(ctx context.Context, d *Deps, req *mcp.CallToolRequest, in delet
 			return deleted{}, err
 		}
 	}
-	if err := d.Catalog.Delete(ctx, in.ID); err != nil {
-		return deleted{}, d.upstreamError(ctx, err)
+	// 204 No Content: nothing to decode.
+	if _, err := upstream.Call[struct{}](ctx, d, catalog.DeleteRoute, in); err != nil {
+		return deleted{}, err
 	}
 	return deleted{ID: in.ID, Deleted: true}, nil
 }

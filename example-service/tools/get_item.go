@@ -1,13 +1,10 @@
 package tools
 
 import (
-	"context"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/tool"
+	"github.com/toolroute/toolroute/upstream"
 )
 
 func init() {
@@ -18,15 +15,10 @@ func init() {
 		ServiceKey:       catalog.ServiceKey,
 		VisibilityRoutes: []tool.Route{catalog.GetRoute},
 		Behaviour:        behaviour.ReadOnly,
-		Handler:          tool.Handle(getItem),
+		Handler:          upstream.Forward[*Deps, getItemArgs, catalog.Item](catalog.GetRoute),
 	})
 }
 
 type getItemArgs struct {
-	ID string `json:"id" jsonschema:"minLength=1,maxLength=200,description=the item's id (from list_items)"`
-}
-
-func getItem(ctx context.Context, d *Deps, _ *mcp.CallToolRequest, in getItemArgs) (catalog.Item, error) {
-	it, err := d.Catalog.Get(ctx, in.ID)
-	return it, d.upstreamError(ctx, err)
+	ID string `json:"id" in:"path" jsonschema:"minLength=1,maxLength=200,description=the item's id (from list_items)"`
 }

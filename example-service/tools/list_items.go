@@ -1,13 +1,10 @@
 package tools
 
 import (
-	"context"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/tool"
+	"github.com/toolroute/toolroute/upstream"
 )
 
 func init() {
@@ -20,20 +17,13 @@ func init() {
 		ServiceKey:       catalog.ServiceKey,
 		VisibilityRoutes: []tool.Route{catalog.ListRoute},
 		Behaviour:        behaviour.ReadOnly,
-		Handler:          tool.Handle(listItems),
+		Handler:          upstream.Forward[*Deps, listItemsArgs, itemList](catalog.ListRoute),
 	})
 }
 
 type listItemsArgs struct{}
 
+// itemList is the catalog's list answer, {"items": [...]}, described.
 type itemList struct {
 	Items []catalog.Item `json:"items" jsonschema:"description=the catalog's items sorted by id"`
-}
-
-func listItems(ctx context.Context, d *Deps, _ *mcp.CallToolRequest, _ listItemsArgs) (itemList, error) {
-	items, err := d.Catalog.List(ctx)
-	if err != nil {
-		return itemList{}, d.upstreamError(ctx, err)
-	}
-	return itemList{Items: items}, nil
 }

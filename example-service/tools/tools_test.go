@@ -24,6 +24,7 @@ import (
 	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
 	"github.com/toolroute/toolroute/tool"
+	"github.com/toolroute/toolroute/upstream"
 )
 
 // policy is the test's authorizer for denials: viewers may read, and
@@ -31,9 +32,9 @@ import (
 var policy = authz.MustParsePolicy([]byte(`[{"role": "viewer", "accessPolicies": [
 	{"path": "^/catalog/api/v1/items(/[^/]+)?$", "methods": ["GET"], "effect": "allow"}]}]`))
 
-// upstream is an httptest catalog that records every request it receives
+// catalogAPI is an httptest catalog that records every request it receives
 // as "METHOD escaped-path".
-type upstream struct {
+type catalogAPI struct {
 	store *catalog.Store
 	url   string
 
@@ -41,9 +42,9 @@ type upstream struct {
 	seen []string
 }
 
-func newUpstream(t *testing.T) *upstream {
+func newUpstream(t *testing.T) *catalogAPI {
 	t.Helper()
-	u := &upstream{store: catalog.NewStore(catalog.DemoItems()...)}
+	u := &catalogAPI{store: catalog.NewStore(catalog.DemoItems()...)}
 	h := catalog.NewHandler(u.store)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
@@ -56,7 +57,7 @@ func newUpstream(t *testing.T) *upstream {
 	return u
 }
 
-func (u *upstream) requests() []string {
+func (u *catalogAPI) requests() []string {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return append([]string(nil), u.seen...)
@@ -64,22 +65,22 @@ func (u *upstream) requests() []string {
 
 // connect installs the registry on a fresh server whose callers are
 // caller, against up, and returns a connected client session. The
-// catalog client's transport is authz's upstream transport with a, which
+// catalog's client transport is authz's upstream transport with a, which
 // refuses every request outside the calling tool's declared routes: the
 // tests prove that each tool declares every route it uses.
-func connect(t *testing.T, up *upstream, caller authz.Caller, a authz.Authorizer, copts *mcp.ClientOptions) (*mcp.ClientSession, *mcp.Server) {
+func connect(t *testing.T, up *catalogAPI, caller authz.Caller, a authz.Authorizer, copts *mcp.ClientOptions) (*mcp.ClientSession, *mcp.Server) {
 	return connectWith(t, up, caller, a, copts, nil, nil)
 }
 
 // connectWith is connect with a client session's options and a change to
 // the dependency container.
-func connectWith(t *testing.T, up *upstream, caller authz.Caller, a authz.Authorizer, copts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions, change func(*tools.Deps)) (*mcp.ClientSession, *mcp.Server) {
+func connectWith(t *testing.T, up *catalogAPI, caller authz.Caller, a authz.Authorizer, copts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions, change func(*tools.Deps)) (*mcp.ClientSession, *mcp.Server) {
 	t.Helper()
 	ctx := context.Background()
-	deps := &tools.Deps{Catalog: &catalog.Client{
-		BaseURL:    up.url,
-		HTTPClient: &http.Client{Transport: authz.Transport(nil, catalog.ServiceKey, up.url, a, authz.Options{})},
-	}}
+	deps := &tools.Deps{Clients: upstream.Endpoints{catalog.ServiceKey: {
+		Origin: up.url,
+		Client: &http.Client{Transport: authz.Transport(nil, catalog.ServiceKey, up.url, a, authz.Options{})},
+	}}}
 	if change != nil {
 		change(deps)
 	}
@@ -134,14 +135,14 @@ func TestTools(t *testing.T) {
 			name:    "get cannot climb, refused before sending",
 			tool:    "get_item",
 			args:    map[string]any{"id": "../../admin"},
-			want:    `invalid item id "../../admin"`,
+			want:    `invalid argument "id": value "../../admin" holds '/', which an upstream may read as a path separator`,
 			wantErr: true,
 		},
 		{
 			name:    "get dot-dot refused before sending",
 			tool:    "get_item",
 			args:    map[string]any{"id": ".."},
-			want:    `invalid item id ".."`,
+			want:    `invalid argument "id": value ".." would climb a path segment`,
 			wantErr: true,
 		},
 		{
@@ -170,7 +171,7 @@ func TestTools(t *testing.T) {
 			name:     "update blank name refused upstream",
 			tool:     "update_item",
 			args:     map[string]any{"id": "itm-2", "name": "  ", "quantity": 1},
-			want:     `invalid request: name is required`,
+			want:     `upstream answered 400 Bad Request: name is required`,
 			wantErr:  true,
 			upstream: []string{"PUT /api/v1/items/itm-2"},
 		},
@@ -298,7 +299,7 @@ func TestWhoamiWithoutCaller(t *testing.T) {
 	// than inventing one.
 	up := newUpstream(t)
 	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "v0"}, nil)
-	tools.Registry.Install(s, &tools.Deps{Catalog: &catalog.Client{BaseURL: up.url}})
+	tools.Registry.Install(s, &tools.Deps{Clients: upstream.Endpoints{catalog.ServiceKey: {Origin: up.url}}})
 	ctx := context.Background()
 	cs := mcptest.Connect(t, s, nil)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
@@ -503,9 +504,10 @@ func TestUpstreamDenied(t *testing.T) {
 	}
 }
 
-// TestUpstreamOutage: when the catalog is down or answers nonsense, every
-// catalog tool answers the fixed "catalog service unavailable" (the cause
-// is logged, never the bearer), and the session keeps serving.
+// TestUpstreamOutage: when the catalog is down, fails or answers
+// nonsense, every catalog tool answers a fixed text that says which
+// (the cause of a failure of the request logged, never the bearer), and
+// the session keeps serving.
 func TestUpstreamOutage(t *testing.T) {
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close() // connection refused from now on
@@ -530,27 +532,35 @@ func TestUpstreamOutage(t *testing.T) {
 		{"delete_item", map[string]any{"id": "itm-1"}},
 		{"audit_catalog", nil},
 	}
-	for _, backend := range []struct{ name, url string }{
-		{"connection refused", down.URL},
-		{"HTTP 500", failing.URL},
-		{"truncated JSON", garbage.URL},
+	for _, backend := range []struct {
+		name, url string
+		want      string // every tool's error text
+		logged    string // the log message of each call's cause, "" for none
+	}{
+		{"connection refused", down.URL, "upstream unavailable", "upstream: request failed"},
+		{"HTTP 500", failing.URL, "upstream answered 500 Internal Server Error", ""},
+		{"truncated JSON", garbage.URL, "upstream sent an invalid response", "upstream: invalid response"},
 	} {
 		t.Run(backend.name, func(t *testing.T) {
 			var logs syncbuf.Buffer
-			cs, _ := connectWith(t, &upstream{url: backend.url}, alice, authz.AllowAll(), nil, nil, func(d *tools.Deps) {
-				d.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			cs, _ := connectWith(t, &catalogAPI{url: backend.url}, alice, authz.AllowAll(), nil, nil, func(d *tools.Deps) {
+				d.Clients = withLogger{d.Clients, slog.New(slog.NewTextHandler(&logs, nil))}
 			})
 			for _, c := range calls {
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
 				if err != nil {
 					t.Fatalf("%s: %v", c.tool, err)
 				}
-				if got := resultText(t, res); !res.IsError || got != "catalog service unavailable" {
-					t.Errorf("%s: IsError %v, text %q; want the error %q", c.tool, res.IsError, got, "catalog service unavailable")
+				if got := resultText(t, res); !res.IsError || got != backend.want {
+					t.Errorf("%s: IsError %v, text %q; want the error %q", c.tool, res.IsError, got, backend.want)
 				}
 			}
-			if n := strings.Count(logs.String(), "catalog request failed"); n != len(calls) {
-				t.Errorf("%d causes logged, want %d:\n%s", n, len(calls), logs.String())
+			want := 0
+			if backend.logged != "" {
+				want = len(calls)
+			}
+			if n := strings.Count(logs.String(), "level=ERROR"); n != want || backend.logged != "" && strings.Count(logs.String(), backend.logged) != want {
+				t.Errorf("%d causes logged, want %d %q:\n%s", n, want, backend.logged, logs.String())
 			}
 			if strings.Contains(logs.String(), alice.Bearer) {
 				t.Errorf("the log holds the bearer:\n%s", logs.String())
@@ -563,6 +573,15 @@ func TestUpstreamOutage(t *testing.T) {
 	}
 }
 
+// withLogger is Clients with a logger for the typed calls' failures, as
+// the kit's service.Upstreams have.
+type withLogger struct {
+	upstream.Clients
+	log *slog.Logger
+}
+
+func (w withLogger) Logger() *slog.Logger { return w.log }
+
 // TestBearerForwarded: the catalog receives the caller's bearer.
 func TestBearerForwarded(t *testing.T) {
 	var got []string
@@ -574,7 +593,7 @@ func TestBearerForwarded(t *testing.T) {
 		catalog.NewHandler(catalog.NewStore(catalog.DemoItems()...)).ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	cs, _ := connect(t, &upstream{url: srv.URL}, alice, authz.AllowAll(), nil)
+	cs, _ := connect(t, &catalogAPI{url: srv.URL}, alice, authz.AllowAll(), nil)
 	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": "itm-1"}}); err != nil || res.IsError {
 		t.Fatalf("get_item: %v", err)
 	}
@@ -640,6 +659,58 @@ func TestConfirmDelete(t *testing.T) {
 			}
 			if _, ok := up.store.Get("itm-1"); ok == (tt.upstream != nil) {
 				t.Errorf("itm-1 still there: %v, want %v", ok, tt.upstream == nil)
+			}
+		})
+	}
+}
+
+// TestIDsStayInTheirSegment: whatever the id, get_item sends it as
+// exactly one escaped segment of the item route, which the catalog
+// answers (the seeded item, or its not found for the same id), or
+// nothing at all: an id holding a separator, which an upstream decoding
+// %2F would split, or a dot segment.
+func TestIDsStayInTheirSegment(t *testing.T) {
+	tests := []struct {
+		id       string
+		wantPath string // "" = refused before sending
+	}{
+		{"itm-1", "/api/v1/items/itm-1"},
+		{"x?y=1#z", "/api/v1/items/x%3Fy=1%23z"},
+		{"a b", "/api/v1/items/a%20b"},
+		{"50%", "/api/v1/items/50%25"},
+		{"..", ""},
+		{".", ""},
+		{"a\nb", ""},
+		{"a/b", ""},
+		{"../../admin", ""},
+		{`..\admin`, ""},
+		{"%2e%2e", ""},
+		{"..%252Fadmin", ""},
+		{"..;x", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			up := newUpstream(t)
+			cs, _ := connect(t, up, alice, authz.AllowAll(), nil)
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": tt.id}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := resultText(t, res)
+			got := up.requests()
+			if tt.wantPath == "" {
+				if !res.IsError || !strings.HasPrefix(text, `invalid argument "id": `) || len(got) != 0 {
+					t.Errorf("get_item %q: %q, sent %q; want an invalid argument before sending", tt.id, text, got)
+				}
+				return
+			}
+			if diff := cmp.Diff([]string{"GET " + tt.wantPath}, got); diff != "" {
+				t.Errorf("requests mismatch (-want +got):\n%s", diff)
+			}
+			// Every id here but the seeded one is unknown to the store: the
+			// request reached the item route, not another resource.
+			if want := fmt.Sprintf("upstream answered 404 Not Found: item %q not found", tt.id); tt.id != "itm-1" && text != want {
+				t.Errorf("get_item %q: %q, want %q", tt.id, text, want)
 			}
 		})
 	}

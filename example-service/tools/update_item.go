@@ -1,13 +1,10 @@
 package tools
 
 import (
-	"context"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/tool"
+	"github.com/toolroute/toolroute/upstream"
 )
 
 func init() {
@@ -21,17 +18,14 @@ func init() {
 		VisibilityRoutes: []tool.Route{catalog.UpdateRoute},
 		Behaviour:        behaviour.Destructive,
 		Idempotent:       true,
-		Handler:          tool.Handle(updateItem),
+		Handler:          upstream.Forward[*Deps, updateItemArgs, catalog.Item](catalog.UpdateRoute),
 	})
 }
 
+// updateItemArgs is the item's id (the path) and the body of the
+// catalog's update request.
 type updateItemArgs struct {
-	ID       string `json:"id" jsonschema:"minLength=1,maxLength=200,description=the item's id"`
+	ID       string `json:"id" in:"path" jsonschema:"minLength=1,maxLength=200,description=the item's id"`
 	Name     string `json:"name" jsonschema:"minLength=1,maxLength=200,description=the item's new name"`
 	Quantity int    `json:"quantity" jsonschema:"minimum=0,maximum=1000000,description=the item's new quantity in stock"`
-}
-
-func updateItem(ctx context.Context, d *Deps, _ *mcp.CallToolRequest, in updateItemArgs) (catalog.Item, error) {
-	it, err := d.Catalog.Update(ctx, in.ID, in.Name, in.Quantity)
-	return it, d.upstreamError(ctx, err)
 }

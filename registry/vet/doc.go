@@ -17,9 +17,10 @@
 //   - Description: missing, or white space only;
 //   - Behaviour: missing (Unset) or not a known constant;
 //   - Handler: missing, tool.Handle(nil), or an In or Out type argument
-//     of tool.Handle / tool.HandleResult that is not an object (a basic
-//     type, a list, an interface; structs and maps, and pointers to them,
-//     are objects);
+//     of tool.Handle / tool.HandleResult / upstream.Forward that is not
+//     an object (a basic type, a list, an interface; structs and maps,
+//     and pointers to them, are objects); an upstream.Forward whose
+//     route is not among the tool's VisibilityRoutes;
 //   - Local with VisibilityRoutes or a ServiceKey; neither routes nor
 //     Local; routes without a ServiceKey; a ServiceKey that is not a
 //     plain path segment;
@@ -43,8 +44,10 @@
 // only what Register would refuse too. What it cannot see, the registry
 // still refuses at run time: the rest of a handler's schema rules (a
 // type that contains itself, an invalid jsonschema tag, a field
-// encoding/json names otherwise), a duplicate name across packages or
-// registries, Register after Install.
+// encoding/json names otherwise), upstream.Forward's checks of its In
+// against its route (a placeholder without a field, a body field on a
+// GET, ...), a duplicate name across packages or registries, Register
+// after Install.
 //
 // # Running it
 //

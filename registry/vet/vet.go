@@ -27,6 +27,7 @@ import (
 const (
 	registryPath = "github.com/toolroute/toolroute/registry"
 	toolPath     = "github.com/toolroute/toolroute/tool"
+	upstreamPath = "github.com/toolroute/toolroute/upstream"
 )
 
 // Analyzer reports the tool declarations registry.Registry.Register would
@@ -320,6 +321,11 @@ func (c *checker) registration(call *ast.CallExpr, lit *ast.CompositeLit, inInit
 			d.Unknown |= rules.Handler
 		}
 		d.Handler = err
+		sends, known := c.sends(e)
+		if !known {
+			d.Unknown |= rules.Sends
+		}
+		d.Sends = sends
 	}
 	return r
 }
@@ -660,10 +666,11 @@ func (c *checker) handler(e ast.Expr) (known bool, err error) {
 		return false, nil
 	}
 	fn, ok := typeutil.Callee(info, call).(*types.Func)
-	if !ok || fn.Pkg() == nil || fn.Pkg().Path() != toolPath || (fn.Name() != "Handle" && fn.Name() != "HandleResult") || len(call.Args) != 1 {
+	forward := ok && isForward(fn)
+	if !ok || !forward && (fn.Pkg() == nil || fn.Pkg().Path() != toolPath || (fn.Name() != "Handle" && fn.Name() != "HandleResult")) || len(call.Args) != 1 {
 		return false, nil
 	}
-	if id, ok := ast.Unparen(call.Args[0]).(*ast.Ident); ok && info.Uses[id] == types.Universe.Lookup("nil") {
+	if id, ok := ast.Unparen(call.Args[0]).(*ast.Ident); ok && !forward && info.Uses[id] == types.Universe.Lookup("nil") {
 		return true, rules.ErrMissingHandler
 	}
 	var fid *ast.Ident
@@ -696,15 +703,45 @@ func (c *checker) handler(e ast.Expr) (known bool, err error) {
 		}
 	}
 	check("input", inst.TypeArgs.At(1))
-	if fn.Name() == "Handle" && inst.TypeArgs.Len() >= 3 {
+	if (fn.Name() == "Handle" || forward) && inst.TypeArgs.Len() >= 3 {
 		check("output", inst.TypeArgs.At(2))
 	}
 	if len(errs) == 0 {
-		return allKnown, nil
+		// Forward's checks of its route and In are its own, at run time.
+		return allKnown && !forward, nil
 	}
 	// What is found is wrong, whatever the rest is; the registry joins
 	// the input's and the output's problems as errors.Join does.
 	return true, errors.Join(errs...)
+}
+
+// sends reads the routes the Handler value e declares it sends on
+// (tool.Handler.Sends): none for tool.Handle and tool.HandleResult, the
+// route argument of upstream.Forward if known. known is false for any
+// other handler, made elsewhere.
+func (c *checker) sends(e ast.Expr) (routes []tool.Route, known bool) {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		lit, ok := ast.Unparen(e).(*ast.CompositeLit)
+		return nil, ok && len(lit.Elts) == 0 // tool.Handler[C]{}
+	}
+	fn, ok := typeutil.Callee(c.pass.TypesInfo, call).(*types.Func)
+	switch {
+	case !ok || len(call.Args) != 1:
+		return nil, false
+	case fn.Pkg() != nil && fn.Pkg().Path() == toolPath && (fn.Name() == "Handle" || fn.Name() == "HandleResult"):
+		return nil, true
+	case isForward(fn):
+		if rv := c.evalRoute(call.Args[0], nil, 0); rv != nil {
+			return []tool.Route{rv.route}, true
+		}
+	}
+	return nil, false
+}
+
+// isForward reports whether fn is upstream.Forward.
+func isForward(fn *types.Func) bool {
+	return fn.Pkg() != nil && fn.Pkg().Path() == upstreamPath && fn.Name() == "Forward"
 }
 
 func selIdent(e ast.Expr) *ast.Ident {

@@ -270,3 +270,17 @@ func indexFold(s, word string) int {
 	}
 	return -1
 }
+
+// Text returns s with every non-empty secret, and the token of any
+// "Bearer TOKEN", replaced by [Redacted], cut at [MaxString] bytes: for a
+// text that is neither logged through a [Handler] nor free of the
+// credentials a request carried (an upstream's error message, which may
+// echo the Authorization header it received).
+func Text(s string, secrets ...string) string {
+	for _, secret := range secrets {
+		if secret != "" {
+			s = strings.ReplaceAll(s, secret, Redacted)
+		}
+	}
+	return redactString(s, "")
+}

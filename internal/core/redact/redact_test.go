@@ -111,3 +111,19 @@ func BenchmarkHandler(b *testing.B) {
 	}
 	b.ReportMetric(float64(tw)/float64(tb), "ratio")
 }
+
+// TestText: every secret, and the token of any "Bearer TOKEN", is gone
+// from a text; a text without them is as it was.
+func TestText(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Authorization: Bearer tok-1; token tok-1", "Authorization: [redacted]; token [redacted]"},
+		{"other bearer abc.def= end", "other bearer [redacted] end"},
+		{"Basic dXNlcjpwdw==", "Basic [redacted]"},
+		{"nothing secret", "nothing secret"},
+	}
+	for _, tt := range tests {
+		if got := Text(tt.in, "Bearer tok-1", "tok-1", "", "dXNlcjpwdw=="); got != tt.want {
+			t.Errorf("Text(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -17,6 +17,7 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/toolroute/toolroute/behaviour"
@@ -35,6 +36,7 @@ const (
 	Local
 	Behaviour
 	Handler
+	Sends // the routes the handler declares it sends on
 )
 
 // Decl is what is known of one declaration.
@@ -46,8 +48,12 @@ type Decl struct {
 	Local       bool
 	Behaviour   behaviour.Behaviour
 	// Handler is what is wrong with the handler ([ErrMissingHandler],
-	// or why its types do not serve), nil if nothing.
+	// or why its types do not serve), nil if nothing. Errors joined by
+	// errors.Join are one problem each.
 	Handler error
+	// Sends are the routes the handler declares it sends upstream
+	// requests on (tool.Handler.Sends): each must be one of Routes.
+	Sends []tool.Route
 	// FirstSite is where a tool of the same name was registered first,
 	// "" if none was.
 	FirstSite string
@@ -100,7 +106,9 @@ func Check(d *Decl, report func(Problem)) {
 		fail(Behaviour, -1, "Behaviour is %v: declare behaviour.ReadOnly, behaviour.Additive or behaviour.Destructive", d.Behaviour)
 	}
 	if d.Known(Handler) && d.Handler != nil {
-		fail(Handler, -1, "%v", d.Handler)
+		for _, err := range joined(d.Handler) {
+			fail(Handler, -1, "%v", err)
+		}
 	}
 	routesKnown, keyKnown := d.Known(Routes), d.Known(ServiceKey)
 	if d.Known(Local) {
@@ -127,6 +135,13 @@ func Check(d *Decl, report func(Problem)) {
 	}
 	if !routesKnown {
 		return
+	}
+	if d.Known(Sends) && d.RouteUnknown == nil {
+		for _, s := range d.Sends {
+			if !slices.Contains(d.Routes, s) {
+				fail(Handler, -1, "the handler sends requests on %s, which VisibilityRoutes does not declare: add it there (a tool's routes decide who sees it, and its upstream transport refuses every request outside them)", s)
+			}
+		}
 	}
 	var seen map[tool.Route]tool.Route // by the route with its placeholders unnamed
 	if len(d.Routes) > 1 {
@@ -160,6 +175,30 @@ func Check(d *Decl, report func(Problem)) {
 		}
 		seen[key] = rt
 	}
+}
+
+// joined returns the errors err joins, as errors.Join does (depth
+// first), or err alone: a handler's problems are one rule each. An
+// error that wraps several without being their join (fmt.Errorf with
+// two %w) is one problem: its text is not theirs.
+func joined(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	errs := j.Unwrap()
+	texts := make([]string, len(errs))
+	for i, e := range errs {
+		texts[i] = e.Error()
+	}
+	if err.Error() != strings.Join(texts, "\n") {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range errs {
+		out = append(out, joined(e)...)
+	}
+	return out
 }
 
 // DuplicateName is the rule of a name registered already, first at site.

@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -41,6 +42,9 @@ func blank(d rules.Decl, unknown rules.Field) rules.Decl {
 	if unknown&rules.Handler != 0 {
 		d.Handler = nil
 	}
+	if unknown&rules.Sends != 0 {
+		d.Sends = nil
+	}
 	return d
 }
 
@@ -57,8 +61,10 @@ func TestUnknownIsSound(t *testing.T) {
 		{Name: "bad name", ServiceKey: "cat/alog", Routes: []tool.Route{get, {URI: "x", Method: "get"}, get}, Behaviour: 9, Handler: rules.ErrMissingHandler, FirstSite: "a.go:1"},
 		{Name: "no_key", Description: "d", Routes: []tool.Route{get, tool.ServiceRoute("catalog", "GET", "/items/{name}")}, Behaviour: behaviour.Additive},
 		{Name: "other", Description: " ", ServiceKey: "billing", Routes: []tool.Route{get, {}}, Behaviour: behaviour.Destructive},
+		{Name: "sends", Description: "d", ServiceKey: "catalog", Routes: []tool.Route{get}, Behaviour: behaviour.ReadOnly, Sends: []tool.Route{get, tool.ServiceRoute("catalog", "DELETE", "/items/{id}")}},
+		{Name: "local_sends", Description: "d", Local: true, Behaviour: behaviour.ReadOnly, Sends: []tool.Route{get}},
 	}
-	fields := []rules.Field{rules.Name, rules.Description, rules.ServiceKey, rules.Routes, rules.Local, rules.Behaviour, rules.Handler}
+	fields := []rules.Field{rules.Name, rules.Description, rules.ServiceKey, rules.Routes, rules.Local, rules.Behaviour, rules.Handler, rules.Sends}
 	for i, d := range decls {
 		whole := problems(d)
 		for mask := range rules.Field(1 << len(fields)) {
@@ -111,6 +117,56 @@ func TestCheckOrder(t *testing.T) {
 		`8/1: route GET /billing/x is outside service "catalog" (its URI must start with "/catalog/")`,
 		"8/3: duplicate route GET /catalog/ok",
 	}
+	if got := problems(d); !slices.Equal(got, want) {
+		t.Errorf("problems:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestSends: every route the handler sends on must be among the
+// declared routes, compared as values; a route of the declaration that
+// is not known makes the rule unknown too (it may be that one).
+func TestSends(t *testing.T) {
+	get := tool.ServiceRoute("catalog", "GET", "/items/{id}")
+	del := tool.ServiceRoute("catalog", "DELETE", "/items/{id}")
+	renamed := tool.ServiceRoute("catalog", "GET", "/items/{name}")
+	base := rules.Decl{Name: "t", Description: "d", ServiceKey: "catalog", Routes: []tool.Route{get, del}, Behaviour: behaviour.ReadOnly}
+	tests := []struct {
+		name  string
+		sends []tool.Route
+		edit  func(*rules.Decl)
+		want  []string
+	}{
+		{name: "declared", sends: []tool.Route{get, del}},
+		{name: "not declared", sends: []tool.Route{get, tool.ServiceRoute("catalog", "POST", "/items")},
+			want: []string{"64/-1: the handler sends requests on POST /catalog/items, which VisibilityRoutes does not declare: add it there (a tool's routes decide who sees it, and its upstream transport refuses every request outside them)"}},
+		{name: "placeholder renamed", sends: []tool.Route{renamed},
+			want: []string{"64/-1: the handler sends requests on GET /catalog/items/{name}, which VisibilityRoutes does not declare: add it there (a tool's routes decide who sees it, and its upstream transport refuses every request outside them)"}},
+		{name: "a route unknown", sends: []tool.Route{renamed}, edit: func(d *rules.Decl) {
+			d.Routes, d.RouteUnknown = []tool.Route{get, {}}, []bool{false, true}
+		}},
+		{name: "sends unknown", sends: []tool.Route{renamed}, edit: func(d *rules.Decl) { d.Unknown |= rules.Sends }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := base
+			d.Sends = tt.sends
+			if tt.edit != nil {
+				tt.edit(&d)
+			}
+			if got := problems(d); !slices.Equal(got, tt.want) {
+				t.Errorf("problems:\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestJoinedHandlerErrors: the errors a handler's error joins are a
+// problem each (a handler's In and Out, or each mismatch of a typed
+// upstream call); an error that wraps two without joining them is one.
+func TestJoinedHandlerErrors(t *testing.T) {
+	d := rules.Decl{Name: "t", Description: "d", Local: true, Behaviour: behaviour.ReadOnly,
+		Handler: errors.Join(errors.New("a"), errors.Join(errors.New("b"), errors.New("c")), fmt.Errorf("d: %w, %w", errors.New("e"), errors.New("f")))}
+	want := []string{"64/-1: a", "64/-1: b", "64/-1: c", "64/-1: d: e, f"}
 	if got := problems(d); !slices.Equal(got, want) {
 		t.Errorf("problems:\n%q\nwant\n%q", got, want)
 	}

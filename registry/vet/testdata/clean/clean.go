@@ -10,6 +10,7 @@ import (
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
+	"github.com/toolroute/toolroute/upstream"
 
 	"vettest/svc"
 )
@@ -71,5 +72,21 @@ func init() {
 		Local:       true,
 		Behaviour:   behaviour.ReadOnly,
 		Handler:     tool.Handle(get),
+	})
+}
+
+// FwdDeps is the container of handler-free tools.
+type FwdDeps struct{ upstream.Endpoints }
+
+var Forwarding = registry.New[*FwdDeps]()
+
+func init() {
+	Forwarding.Register(tool.Tool[*FwdDeps]{
+		Name:             "forward",
+		Description:      "d",
+		ServiceKey:       svc.Key,
+		VisibilityRoutes: []tool.Route{svc.List, svc.Get},
+		Behaviour:        behaviour.ReadOnly,
+		Handler:          upstream.Forward[*FwdDeps, args, Item](svc.Get),
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
+	"github.com/toolroute/toolroute/upstream"
 
 	"vettest/svc"
 )
@@ -103,3 +104,29 @@ func later() {
 }
 
 var _ = later
+
+// FwdDeps is the container of handler-free tools.
+type FwdDeps struct{ upstream.Endpoints }
+
+var Forwarding = registry.New[*FwdDeps]()
+
+func init() {
+	// The forwarded route is built at run time: not known.
+	Forwarding.Register(tool.Tool[*FwdDeps]{
+		Name:             "forward",
+		Description:      "d",
+		ServiceKey:       "svc",
+		VisibilityRoutes: []tool.Route{svc.List},
+		Behaviour:        behaviour.ReadOnly,
+		Handler:          upstream.Forward[*FwdDeps, args, args](svc.Runtime("/items/{id}")),
+	})
+	// The declared routes are: not known.
+	Forwarding.Register(tool.Tool[*FwdDeps]{
+		Name:             "forward2",
+		Description:      "d",
+		ServiceKey:       "svc",
+		VisibilityRoutes: routes,
+		Behaviour:        behaviour.ReadOnly,
+		Handler:          upstream.Forward[*FwdDeps, args, args](svc.Get),
+	})
+}
