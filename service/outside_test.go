@@ -95,6 +95,7 @@ func thingsAPI(t *testing.T) (*httptest.Server, func() []string) {
 		mu.Lock()
 		auth = append(auth, r.Header.Get("Authorization"))
 		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]string{"id": r.PathValue("id"), "name": "thing " + r.PathValue("id")})
 	})
 	s := httptest.NewServer(mux)

@@ -3,8 +3,6 @@
 package tools
 
 import (
-	"net/http"
-
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/service"
 )
@@ -12,14 +10,10 @@ import (
 // Registry holds every tool; each tool file registers its own in init.
 var Registry = registry.New[*Deps]()
 
-// Deps is what every handler receives.
-type Deps struct {
-	BaseURL string       // the things API's origin
-	HTTP    *http.Client // checks every request against the tool's routes
-}
+// Deps is what every handler receives: the kit's upstream clients
+// (-upstream things=URL), which check every request against the tool's
+// routes before it leaves.
+type Deps struct{ service.Upstreams }
 
-// NewDeps builds the container from the kit's upstream clients
-// (-upstream things=URL).
-func NewDeps(up service.Upstreams) *Deps {
-	return &Deps{BaseURL: up.URL("things"), HTTP: up.Client("things")}
-}
+// NewDeps builds the container.
+func NewDeps(up service.Upstreams) *Deps { return &Deps{up} }
