@@ -11,7 +11,8 @@ import (
 	"github.com/toolroute/toolroute/internal/testing/flood"
 )
 
-// countingProxy is [rbacProxy], counting the requests to each path.
+// countingProxy is [rbacProxy] (authz/devproxy, a real RBAC proxy's
+// auth API), counting the requests to each path.
 type countingProxy struct {
 	*httptest.Server
 	mu sync.Mutex

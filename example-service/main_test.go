@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,7 +22,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/authz/devproxy"
 	"github.com/toolroute/toolroute/authz/permission"
+	"github.com/toolroute/toolroute/authz/tokenfile"
 	"github.com/toolroute/toolroute/example-service/catalog"
 	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/internal/testing/mcptest"
@@ -507,58 +511,29 @@ func TestExternalUpstream(t *testing.T) {
 	}
 }
 
-// rbacProxy is a small RBAC proxy auth API (the one authz.ProxyAuth asks):
-// token "proxy-reader" may GET, "proxy-admin" anything.
+// rbacProxy serves [rbacProxyHandler] on 127.0.0.1: token
+// "proxy-reader" may GET the catalog, "proxy-admin" do anything.
 func rbacProxy(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(rbacProxyHandler())
 	t.Cleanup(srv.Close)
 	return srv
 }
 
-// rbacProxyHandler is [rbacProxy]'s handler.
+// rbacProxyHandler is a real RBAC proxy's auth API (authz/devproxy, the
+// kit's dev-proxy) deciding with the embedded policy for two bearers:
+// proxy-admin (role admin) and proxy-reader (role viewer: GET only).
 func rbacProxyHandler() http.Handler {
-	allowed := func(r *http.Request, method string) (bool, bool) {
-		switch r.Header.Get("Authorization") {
-		case "Bearer proxy-admin":
-			return true, true
-		case "Bearer proxy-reader":
-			return method == http.MethodGet, true
-		}
-		return false, false
+	tokens, err := tokenfile.Parse([]byte(`[
+		{"token": "proxy-admin", "subject": "admin@proxy", "roles": ["admin"]},
+		{"token": "proxy-reader", "subject": "reader@proxy", "roles": ["viewer"]}]`), nil)
+	if err != nil {
+		panic(err)
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /api/v3/auth", func(w http.ResponseWriter, r *http.Request) {
-		ok, known := allowed(r, r.Header.Get("X-Forwarded-Method"))
-		switch {
-		case !known:
-			w.WriteHeader(http.StatusUnauthorized)
-		case !ok:
-			w.WriteHeader(http.StatusForbidden)
-		default:
-			w.WriteHeader(http.StatusNoContent)
-		}
-	})
-	mux.HandleFunc("POST /api/v3/auth-routes", func(w http.ResponseWriter, r *http.Request) {
-		var routes []struct {
-			Path       string `json:"path"`
-			Method     string `json:"method"`
-			AuthResult bool   `json:"authResult"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&routes); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		for i := range routes {
-			ok, known := allowed(r, routes[i].Method)
-			if !known {
-				w.WriteHeader(http.StatusUnauthorized)
-				return
-			}
-			routes[i].AuthResult = ok
-		}
-		json.NewEncoder(w).Encode(routes)
-	})
-	return mux
+	h, err := devproxy.New(authz.MustParsePolicy(policy), tokens, devproxy.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	return h
 }
 
 func TestProxyAuth(t *testing.T) {
