@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -64,8 +65,13 @@ var openAPIMethods = []string{"get", "put", "post", "delete", "options", "head",
 // OpenAPI 3.0 or 3.1): a route matches an operation if the methods are
 // equal and the document's path, prefixed by "/"+serviceKey, equals the
 // route's URI with placeholders compared by position, not name
-// ("/items/{id}" matches "/items/{itemId}"). The servers' URLs of the
-// document play no part: its paths are taken as the service's own.
+// ("/items/{id}" matches "/items/{itemId}"). The document's paths are
+// taken as the service's own, and also under the path of each of its
+// top-level servers' URLs (variables replaced by their defaults): with
+// "servers": [{"url": "https://petstore.example/v1"}], the operation GET
+// /pets matches the route GET /petstore/pets and GET /petstore/v1/pets
+// (toolroute new writes the latter: the request goes to the server's
+// base path). The servers' origins play no part.
 //
 // It returns the routes the document lacks (see [Drift.Err]) and the
 // operations no tool uses. doc must be JSON with a "paths" object whose
@@ -73,7 +79,8 @@ var openAPIMethods = []string{"get", "put", "post", "delete", "options", "head",
 func CheckOpenAPI(table registry.RouteTable, serviceKey string, doc []byte) (Drift, error) {
 	d := Drift{Service: serviceKey, Missing: []MissingRoute{}, Unused: []Operation{}}
 	var parsed struct {
-		Paths map[string]map[string]json.RawMessage `json:"paths"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+		Servers []openAPIServer                       `json:"servers"`
 	}
 	if err := json.Unmarshal(doc, &parsed); err != nil {
 		return d, fmt.Errorf("export: service %q: OpenAPI document: %w", serviceKey, err)
@@ -81,8 +88,13 @@ func CheckOpenAPI(table registry.RouteTable, serviceKey string, doc []byte) (Dri
 	if parsed.Paths == nil {
 		return d, fmt.Errorf("export: service %q: OpenAPI document has no \"paths\" object", serviceKey)
 	}
-	prefix := "/" + serviceKey
-	ops := map[Operation]bool{} // shape-normalized, service prefix included
+	prefixes := []string{"/" + serviceKey}
+	for _, s := range parsed.Servers {
+		if base := s.basePath(); base != "" && !slices.Contains(prefixes, "/"+serviceKey+base) {
+			prefixes = append(prefixes, "/"+serviceKey+base)
+		}
+	}
+	ops := map[Operation]Operation{} // shape-normalized, a service prefix included → the document's
 	var all []Operation
 	for p, item := range parsed.Paths {
 		if _, ok := item["$ref"]; ok {
@@ -92,19 +104,20 @@ func CheckOpenAPI(table registry.RouteTable, serviceKey string, doc []byte) (Dri
 			if raw, ok := item[m]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 				op := Operation{Method: strings.ToUpper(m), Path: p}
 				all = append(all, op)
-				ops[Operation{Method: op.Method, Path: templateShape(prefix + p)}] = true
+				for _, prefix := range prefixes {
+					ops[Operation{Method: op.Method, Path: templateShape(prefix + p)}] = op
+				}
 			}
 		}
 	}
-	used := map[Operation]bool{}
+	used := map[Operation]bool{} // the document's operations
 	for _, t := range table.Tools {
 		if t.Local || t.ServiceKey != serviceKey {
 			continue
 		}
 		for _, r := range t.Routes {
-			key := Operation{Method: r.Method, Path: templateShape(r.URI)}
-			if ops[key] {
-				used[key] = true
+			if op, ok := ops[Operation{Method: r.Method, Path: templateShape(r.URI)}]; ok {
+				used[op] = true
 				continue
 			}
 			i := slices.IndexFunc(d.Missing, func(m MissingRoute) bool { return m.Route == r })
@@ -117,7 +130,7 @@ func CheckOpenAPI(table registry.RouteTable, serviceKey string, doc []byte) (Dri
 	}
 	slices.SortFunc(d.Missing, func(a, b MissingRoute) int { return compareRoutes(a.Route, b.Route) })
 	for _, op := range all {
-		if !used[Operation{Method: op.Method, Path: templateShape(prefix + op.Path)}] {
+		if !used[op] {
 			d.Unused = append(d.Unused, op)
 		}
 	}
@@ -128,4 +141,33 @@ func CheckOpenAPI(table registry.RouteTable, serviceKey string, doc []byte) (Dri
 		return strings.Compare(a.Method, b.Method)
 	})
 	return d, nil
+}
+
+// openAPIServer is a server object of an OpenAPI document.
+type openAPIServer struct {
+	URL       string `json:"url"`
+	Variables map[string]struct {
+		Default string `json:"default"`
+	} `json:"variables"`
+}
+
+// basePath is the path of s's URL, its variables replaced by their
+// defaults, without a trailing "/"; "" for a URL without a path, one
+// that does not parse, one whose path is relative ("v1": relative to
+// where the document is served, which the document does not say) or
+// still holds a variable.
+func (s openAPIServer) basePath() string {
+	raw := s.URL
+	for name, v := range s.Variables {
+		raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	p := strings.TrimRight(u.EscapedPath(), "/")
+	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "{}") {
+		return ""
+	}
+	return p
 }
