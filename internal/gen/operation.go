@@ -193,10 +193,14 @@ func (s *Spec) plan(o *op) (plan, []Skip, error) {
 			return pl, notes, fmt.Errorf("path parameter %q is not in the path", p.Name)
 		}
 	}
-	pl.route = tool.ServiceRoute(s.Service, o.method, s.BasePath+uri.String())
-	if pl.route.URI == "/"+s.Service+"/" {
-		return pl, notes, fmt.Errorf("the route %s is the service's root: a tool's route is below /%s/", pl.route, s.Service)
+	full := s.BasePath + uri.String()
+	switch {
+	case full == "/":
+		return pl, notes, fmt.Errorf("the path / is the service's root: a tool's route is below /%s/", s.Service)
+	case strings.HasSuffix(full, "/"):
+		return pl, notes, fmt.Errorf("the path %s ends with \"/\": a route cannot end in an empty segment", full)
 	}
+	pl.route = tool.ServiceRoute(s.Service, o.method, full)
 	if err := pl.route.Validate(); err != nil {
 		return pl, notes, err
 	}
@@ -246,6 +250,9 @@ func (s *Spec) plan(o *op) (plan, []Skip, error) {
 			}
 			note("request body left out: %s", why)
 		case mt != nil:
+			if ct := mediaName(body.Content, mt); ct != "application/json" {
+				note("request body sent as application/json (the document says %s)", ct)
+			}
 			pl.bodyRef, pl.bodyReq, pl.bodyDesc = mt.Schema, body.Required, body.Description
 			if pl.bodyRef == nil {
 				pl.bodyRef = &openapi3.SchemaRef{Value: &openapi3.Schema{}}
@@ -414,6 +421,16 @@ func jsonMedia(content openapi3.Content) (*openapi3.MediaType, []string) {
 		return nil, types
 	}
 	return content[best], types
+}
+
+// mediaName is the media type under which content holds mt.
+func mediaName(content openapi3.Content, mt *openapi3.MediaType) string {
+	for _, k := range slices.Sorted(maps.Keys(content)) {
+		if content[k] == mt {
+			return k
+		}
+	}
+	return ""
 }
 
 // response returns the schema of an operation's successful JSON answer:

@@ -205,7 +205,11 @@ func (m *mapper) typeOf(ref *openapi3.SchemaRef, hint string) goType {
 		if m.cut[[2]string{m.current, key}] {
 			t := rawType
 			t.schema = ref.Value
-			t.why = fmt.Sprintf("%s refers back to itself: any JSON here", key)
+			if key == m.current {
+				t.why = fmt.Sprintf("%s contains itself: any JSON here", key)
+			} else {
+				t.why = fmt.Sprintf("%s and %s contain each other: any JSON here", m.current, key)
+			}
 			return t
 		}
 		if !m.compDone[key] && !slices.Contains(m.compQueue, key) {

@@ -297,22 +297,22 @@ func description(o *op, route tool.Route, service string) string {
 	return cutText(text, maxDescription)
 }
 
-// cutText shortens text to at most max runes, at the last paragraph
-// break, sentence end or word in its second half, with "…".
+// cutText shortens text to at most max runes: at the last paragraph
+// break or sentence end in its second half, else at a word, with "…".
 func cutText(text string, max int) string {
 	r := []rune(text)
 	if len(r) <= max {
 		return text
 	}
 	short := string(r[:max-1])
-	for _, sep := range []string{"\n\n", ". ", " "} {
-		if i := strings.LastIndex(short, sep); i > len(short)/2 {
-			if sep == ". " {
-				return short[:i+1]
-			}
-			short = short[:i]
-			break
-		}
+	if i := strings.LastIndex(short, "\n\n"); i > len(short)/2 {
+		return strings.TrimSpace(short[:i])
+	}
+	if i := strings.LastIndex(short, ". "); i > len(short)/2 {
+		return short[:i+1]
+	}
+	if i := strings.LastIndexAny(short, " \n"); i > len(short)/2 {
+		short = short[:i]
 	}
 	return strings.TrimRight(short, " \n.,;:") + "…"
 }

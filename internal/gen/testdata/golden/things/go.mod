@@ -1,0 +1,5 @@
+module example.com/things-mcp
+
+go 1.26.0
+
+require github.com/toolroute/toolroute v0.1.0

@@ -1,0 +1,184 @@
+package gen_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolroute/toolroute/internal/gen"
+)
+
+// toolFiles generates the tools package of petstore.yaml, with extra
+// appended to its paths (YAML at the indentation of a path).
+func toolFiles(t *testing.T, extra string) []gen.File {
+	t.Helper()
+	data, err := os.ReadFile("testdata/openapi/petstore.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(data), "\ncomponents:\n", "\n"+extra+"components:\n", 1)
+	s, err := gen.Parse([]byte(doc), gen.Options{Service: "petstore", Source: "petstore.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := s.ToolFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// deletePet is an operation petstore.yaml lacks.
+const deletePet = `  /pets/{petId}/photo:
+    delete:
+      operationId: deletePhoto
+      summary: Delete a pet's photo
+      parameters:
+        - name: petId
+          in: path
+          required: true
+          schema:
+            type: string
+      responses:
+        '204':
+          description: deleted
+`
+
+func update(t *testing.T, dir string, files []gen.File, force bool) map[string]gen.Change {
+	t.Helper()
+	changes, err := gen.Update(dir, files, force)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string]gen.Change{}
+	for _, c := range changes {
+		byPath[c.Path] = c
+	}
+	return byPath
+}
+
+func actions(changes map[string]gen.Change) map[string]gen.Action {
+	out := map[string]gen.Action{}
+	for p, c := range changes {
+		out[p] = c.Action
+	}
+	return out
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestUpdate: gen writes the files of new operations and rewrites the
+// generated files no one edited; it leaves alone a file a person edited
+// (its content no longer matches its header's hash), one without the
+// header, and the file of a tool a person declared elsewhere, unless
+// forced; it reports a generated file no operation has any more.
+func TestUpdate(t *testing.T) {
+	dir := t.TempDir()
+	first := toolFiles(t, "")
+	got := actions(update(t, dir, first, false))
+	want := map[string]gen.Action{"create_pets.go": gen.Created, "list_pets.go": gen.Created, "registry.go": gen.Created, "routes.go": gen.Created, "show_pet_by_id.go": gen.Created, "types.go": gen.Created}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("into an empty directory (-want +got):\n%s", diff)
+	}
+	for p := range want {
+		want[p] = gen.Unchanged
+	}
+	if diff := cmp.Diff(want, actions(update(t, dir, first, false))); diff != "" {
+		t.Fatalf("again (-want +got):\n%s", diff)
+	}
+
+	// A person edits list_pets.go; the document gains an operation.
+	listPets := filepath.Join(dir, "list_pets.go")
+	edited := strings.Replace(read(t, listPets), `Description:      "List all pets",`, `Description:      "List all pets, 100 at most.",`, 1)
+	if err := os.WriteFile(listPets, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := toolFiles(t, deletePet)
+	changes := update(t, dir, second, false)
+	want["delete_photo.go"] = gen.Created
+	want["routes.go"] = gen.Updated
+	want["list_pets.go"] = gen.Kept
+	if diff := cmp.Diff(want, actions(changes)); diff != "" {
+		t.Fatalf("after an edit and a new operation (-want +got):\n%s", diff)
+	}
+	if r := changes["list_pets.go"].Reason; !strings.Contains(r, "edited since it was generated") || !strings.Contains(r, "-force") {
+		t.Errorf("the edited file's reason %q does not say it was edited and what -force does", r)
+	}
+	if read(t, listPets) != edited {
+		t.Errorf("list_pets.go was overwritten")
+	}
+	if !strings.Contains(read(t, filepath.Join(dir, "routes.go")), "DeletePhotoRoute") {
+		t.Errorf("routes.go lacks the new operation's route")
+	}
+
+	// A person takes show_pet_by_id over into a file of their own; one
+	// without the header sits where a generated file goes.
+	os.Remove(filepath.Join(dir, "show_pet_by_id.go"))
+	own := "package tools\n\nfunc init() {\n\tRegistry.Register(tool.Tool[*Deps]{Name: \"show_pet_by_id\"})\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "pets.go"), []byte(own), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mine := "package tools\n\n// Written by hand.\n"
+	if err := os.WriteFile(filepath.Join(dir, "create_pets.go"), []byte(mine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changes = update(t, dir, first, false) // without deletePhoto: its file is stale
+	got = actions(changes)
+	want = map[string]gen.Action{"create_pets.go": gen.Kept, "list_pets.go": gen.Kept, "registry.go": gen.Unchanged, "routes.go": gen.Updated, "show_pet_by_id.go": gen.Kept, "types.go": gen.Unchanged, "delete_photo.go": gen.Stale}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("with a tool taken over (-want +got):\n%s", diff)
+	}
+	for path, wantReason := range map[string]string{
+		"show_pet_by_id.go": `pets.go declares the tool "show_pet_by_id": left alone`,
+		"create_pets.go":    "not generated by toolroute (no header)",
+		"delete_photo.go":   "generated from DELETE /pets/{petId}/photo (deletePhoto) in petstore.yaml, which this generation has no file for",
+	} {
+		if r := changes[path].Reason; !strings.Contains(r, wantReason) {
+			t.Errorf("%s: reason %q, want it to contain %q", path, r, wantReason)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "show_pet_by_id.go")); err == nil {
+		t.Errorf("show_pet_by_id.go was written though pets.go declares its tool")
+	}
+	if read(t, filepath.Join(dir, "create_pets.go")) != mine {
+		t.Errorf("create_pets.go, which has no header, was overwritten")
+	}
+
+	// -force overwrites what the generation writes, edited or not.
+	os.Remove(filepath.Join(dir, "pets.go"))
+	changes = update(t, dir, first, true)
+	if got := changes["list_pets.go"].Action; got != gen.Updated {
+		t.Errorf("list_pets.go with force: %s, want updated", got)
+	}
+	for _, f := range first {
+		if got := read(t, filepath.Join(dir, f.Path)); got != string(f.Data) {
+			t.Errorf("%s after a forced update differs from the generation", f.Path)
+		}
+	}
+}
+
+// TestCreate: toolroute new writes into a new or empty directory only.
+func TestCreate(t *testing.T) {
+	dir := t.TempDir()
+	files := []gen.File{{Path: "a/b.txt", Data: []byte("b")}}
+	if err := gen.Create(filepath.Join(dir, "new"), files); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, filepath.Join(dir, "new", "a", "b.txt")) != "b" {
+		t.Errorf("a/b.txt not written")
+	}
+	err := gen.Create(filepath.Join(dir, "new"), files)
+	if err == nil || !strings.Contains(err.Error(), "is not empty: toolroute new writes a new module (toolroute gen adds tools to an existing one)") {
+		t.Errorf("into a directory that is not empty: %v", err)
+	}
+}
