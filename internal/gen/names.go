@@ -78,6 +78,10 @@ func exported(s, fallback string) string {
 			b.WriteString(strings.ToUpper(lw))
 			continue
 		}
+		if base, ok := strings.CutSuffix(lw, "s"); ok && initialisms[base] {
+			b.WriteString(strings.ToUpper(base) + "s") // IDs, URLs
+			continue
+		}
 		b.WriteString(strings.ToUpper(lw[:1]))
 		b.WriteString(lw[1:])
 	}

@@ -12,6 +12,7 @@ func TestNames(t *testing.T) {
 		{"get /pets/{petId}", "get_pets_pet_id", "GetPetsPetID"},
 		{"X-Request-Id", "x_request_id", "XRequestID"},
 		{"v2Items", "v2_items", "V2Items"},
+		{"user_ids", "user_ids", "UserIDs"},
 		{"2fa", "2fa", "X2fa"},
 		{"__", "", "Fallback"},
 		{"café au lait", "caf_au_lait", "CafAuLait"},

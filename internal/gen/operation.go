@@ -156,6 +156,9 @@ func (s *Spec) plan(o *op) (plan, []Skip, error) {
 	if !strings.HasPrefix(o.path, "/") {
 		return pl, notes, fmt.Errorf("path %q does not start with \"/\"", o.path)
 	}
+	if i := strings.IndexAny(o.path, "?#"); i >= 0 {
+		return pl, notes, fmt.Errorf("the path holds %q (documents write it to tell operations on one path apart): a route, as a request's path, has no query or fragment", o.path[i:])
+	}
 	params := mergeParams(o.item.Parameters, o.op.Parameters)
 	jsonNames := newNamespace("_")
 	var uri strings.Builder
@@ -366,31 +369,37 @@ func checkParam(m *mapper, p *openapi3.Parameter) string {
 		return "a content-encoded parameter (content instead of schema) is not supported"
 	}
 	k := m.kindOf(p.Schema.Value, nil)
+	if k == kindSlice {
+		if items := p.Schema.Value.Items; items == nil || !m.kindOf(items.Value, nil).scalar() {
+			return "a list of values that are not strings, numbers or booleans is not supported"
+		}
+	}
 	if p.In == openapi3.ParameterInHeader {
 		if p.Style != "" && p.Style != openapi3.SerializationSimple {
 			return fmt.Sprintf("style %q is not supported", p.Style)
 		}
-		if !k.scalar() {
-			return "only a string, number or boolean header is supported"
+		if !k.scalar() && k != kindSlice {
+			return "only a string, number, boolean or list header is supported"
 		}
 		return ""
 	}
 	if p.Style != "" && p.Style != openapi3.SerializationForm {
 		return fmt.Sprintf("style %q is not supported (upstream.Forward writes form style: key=value, a list as repeated keys)", p.Style)
 	}
-	switch {
-	case k.scalar():
-	case k == kindSlice:
-		if p.Explode != nil && !*p.Explode {
-			return "explode: false (one comma-separated value) is not supported (upstream.Forward repeats the key for each value)"
-		}
-		if items := p.Schema.Value.Items; items == nil || !m.kindOf(items.Value, nil).scalar() {
-			return "a list of values that are not strings, numbers or booleans is not supported"
-		}
-	default:
+	if !k.scalar() && k != kindSlice {
 		return "an object query parameter is not supported"
 	}
 	return ""
+}
+
+// commaList reports whether p is a list sent as one comma-separated
+// value: a header (simple style), or a query parameter with explode:
+// false. Its tool argument is that value, a string.
+func commaList(m *mapper, p *openapi3.Parameter) bool {
+	if m.kindOf(p.Schema.Value, nil) != kindSlice {
+		return false
+	}
+	return p.In == openapi3.ParameterInHeader || p.In == openapi3.ParameterInQuery && p.Explode != nil && !*p.Explode
 }
 
 // jsonMedia picks the JSON media type of content (application/json, else
@@ -476,11 +485,15 @@ func response(rs *openapi3.Responses) (*openapi3.SchemaRef, string) {
 func (s *Spec) paramField(p param, owner string) field {
 	m := s.mapper
 	var t goType
-	if m.kindOf(p.p.Schema.Value, nil) == kindFloat && p.p.In == openapi3.ParameterInPath {
+	list := commaList(m, p.p)
+	switch {
+	case m.kindOf(p.p.Schema.Value, nil) == kindFloat && p.p.In == openapi3.ParameterInPath:
 		// A placeholder formats integers, not floats: the model writes
 		// the number.
 		t = goType{expr: "string", kind: kindString, schema: &openapi3.Schema{Description: p.p.Schema.Value.Description}}
-	} else {
+	case list:
+		t = goType{expr: "string", kind: kindString, schema: &openapi3.Schema{Description: p.p.Schema.Value.Description}}
+	default:
 		t = m.typeOf(p.p.Schema, owner+exported(p.json, "Param"))
 	}
 	f := fieldFor(exported(p.json, "Param"), p.json, t, p.p.Required || p.p.In == openapi3.ParameterInPath, p.p.In)
@@ -489,6 +502,12 @@ func (s *Spec) paramField(p param, owner string) field {
 	}
 	if d := oneLine(p.p.Description, 300); d != "" {
 		f.desc = d
+	}
+	if list {
+		f.desc = strings.TrimSpace(strings.TrimSuffix(f.desc, ".") + " (a list: its values separated by commas, as in a,b,c)")
+		if strings.HasPrefix(f.desc, "(") {
+			f.desc = "A list: its values separated by commas, as in a,b,c."
+		}
 	}
 	if p.p.Deprecated && !strings.HasPrefix(f.desc, "Deprecated.") {
 		f.desc = strings.TrimSpace("Deprecated. " + f.desc)
