@@ -111,12 +111,12 @@ func (s *Spec) tool(o *op, names *namespace) (Tool, []Skip, error) {
 				wrap, key = "Items", "items"
 			}
 			vt := m.typeOf(pl.out, t.out+wrap)
-			f := fieldFor(wrap, key, vt, true, "")
+			f := fieldFor(wrap, key, vt, true, "body")
 			if f.desc == "" {
 				f.desc = "the operation's answer"
 			}
-			m.declare(&decl{name: t.out, isStruct: true, file: t.File, fields: []field{f}, unwrap: wrap,
-				doc: fmt.Sprintf("%s is the result of %s: the answer, which is not a JSON object, in %s (a structured result is an object).", t.out, t.Name, key)})
+			m.declare(&decl{name: t.out, isStruct: true, file: t.File, fields: []field{f},
+				doc: fmt.Sprintf("%s is the result of %s: the answer, which is not a JSON object, in %s (a structured result is an object; the answer decodes into the in:\"body\" field).", t.out, t.Name, key)})
 		}
 	}
 	for _, name := range m.order[first:] {
@@ -344,9 +344,14 @@ func checkPathParam(m *mapper, p *openapi3.Parameter) error {
 	return nil
 }
 
-// ignoredHeaders are the header parameters OpenAPI says to ignore (the
-// kit and the HTTP client set them).
-var ignoredHeaders = []string{"Accept", "Content-Type", "Authorization"}
+// ignoredHeaders are the header parameters left out: those OpenAPI says
+// to ignore (Accept, Content-Type, Authorization), and those upstream
+// typed calls leave to the transport (the caller's credentials, the
+// framing).
+var ignoredHeaders = []string{
+	"Accept", "Authorization", "Connection", "Content-Length", "Content-Type", "Cookie", "Host", "Keep-Alive",
+	"Proxy-Authorization", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+}
 
 // checkParam says why a query, header or cookie parameter cannot be a
 // tool argument, or "".
@@ -356,7 +361,12 @@ func checkParam(m *mapper, p *openapi3.Parameter) string {
 		return "cookie parameters are not supported (upstream.Forward sends no cookies)"
 	case openapi3.ParameterInHeader:
 		if slices.ContainsFunc(ignoredHeaders, func(h string) bool { return strings.EqualFold(h, p.Name) }) {
-			return "OpenAPI ignores a header parameter " + p.Name + " (the client sets it)"
+			return "the header " + p.Name + " is the HTTP client's to set"
+		}
+		if p.Name == "" || strings.ContainsFunc(p.Name, func(c rune) bool {
+			return c >= 0x7f || c <= ' ' || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", c)
+		}) {
+			return "its name is not an HTTP header name"
 		}
 	case openapi3.ParameterInQuery:
 	default:

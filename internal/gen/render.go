@@ -179,7 +179,7 @@ func (s *Spec) typesFile() (string, bool) {
 func declImports(ds []*decl) []string {
 	var std []string
 	for _, d := range ds {
-		if d.unwrap != "" || strings.Contains(d.underlying, "json.") || slices.ContainsFunc(d.fields, func(f field) bool { return strings.Contains(f.typ, "json.") }) {
+		if strings.Contains(d.underlying, "json.") || slices.ContainsFunc(d.fields, func(f field) bool { return strings.Contains(f.typ, "json.") }) {
 			std = append(std, "encoding/json")
 		}
 	}
@@ -250,10 +250,6 @@ func writeDecl(b *strings.Builder, d *decl) {
 		b.WriteString("\n")
 	}
 	b.WriteString("}\n\n")
-	if d.unwrap != "" {
-		comment(b, "", fmt.Sprintf("UnmarshalJSON decodes the operation's answer into %s.", d.unwrap))
-		fmt.Fprintf(b, "func (o *%s) UnmarshalJSON(data []byte) error { return json.Unmarshal(data, &o.%s) }\n\n", d.name, d.unwrap)
-	}
 }
 
 // fieldTag is a field's struct tag: its JSON name, its place in the

@@ -69,10 +69,7 @@ type decl struct {
 	fields     []field
 	isStruct   bool
 	underlying string
-	// unwrap names the field a JSON body decodes into (an operation's
-	// result that is not an object, wrapped in a struct).
-	unwrap string
-	file   string // the file that declares it
+	file string // the file that declares it
 }
 
 // componentPrefix starts a local reference to a component schema.
@@ -507,11 +504,17 @@ func (m *mapper) fields(owner string, s *openapi3.Schema, skip func(property) bo
 
 // fieldFor is the struct field of a property or parameter: a required one
 // holds its value, an optional one is omitted when unset (through a
-// pointer, unless its zero value is nil), a nullable one is a pointer.
+// pointer, unless its zero value is nil), a nullable property is a
+// pointer; a path parameter is always a value.
 func fieldFor(goName, jsonName string, t goType, required bool, in string) field {
 	f := field{name: goName, typ: t.expr, json: jsonName, in: in}
-	null := nullable(t.schema)
-	if !t.kind.nilable() && (null || !required) && in != "query" && in != "header" && in != "path" {
+	switch {
+	case t.kind.nilable(), in == "path":
+	case in == "query" || in == "header":
+		if !required {
+			f.typ = "*" + t.expr // nil: not sent; a zero value is
+		}
+	case nullable(t.schema) || !required:
 		f.typ = "*" + t.expr
 	}
 	f.omit = !required
