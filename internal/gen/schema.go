@@ -69,7 +69,7 @@ type decl struct {
 	fields     []field
 	isStruct   bool
 	underlying string
-	file string // the file that declares it
+	file       string // the file that declares it
 }
 
 // componentPrefix starts a local reference to a component schema.
