@@ -140,10 +140,11 @@ func (ns *namespace) claim(name string) string {
 }
 
 // validJSONName reports whether encoding/json can use name as a struct
-// tag's name (its isValidTag): otherwise it would name the field by its
-// Go name.
+// tag's name (its isValidTag: otherwise it would name the field by its
+// Go name), and the schema reflector too ("-" it reads as "leave the
+// field out", even written "-,").
 func validJSONName(name string) bool {
-	if name == "" {
+	if name == "" || name == "-" {
 		return false
 	}
 	for _, c := range name {

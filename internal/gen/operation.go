@@ -159,6 +159,16 @@ func (s *Spec) plan(o *op) (plan, []Skip, error) {
 	if i := strings.IndexAny(o.path, "?#"); i >= 0 {
 		return pl, notes, fmt.Errorf("the path holds %q (documents write it to tell operations on one path apart): a route, as a request's path, has no query or fragment", o.path[i:])
 	}
+	// Servers of the operation's own: its requests go elsewhere.
+	servers := o.item.Servers
+	if o.op.Servers != nil {
+		servers = *o.op.Servers
+	}
+	if len(servers) > 0 {
+		if base, origin := serverURL(servers[0]); base != s.BasePath || origin != s.Origin {
+			return pl, notes, fmt.Errorf("it names a server of its own (%s), not the document's first: its requests go elsewhere than the service's (generate a service for that server)", servers[0].URL)
+		}
+	}
 	params := mergeParams(o.item.Parameters, o.op.Parameters)
 	jsonNames := newNamespace("_")
 	var uri strings.Builder

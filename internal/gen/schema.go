@@ -492,7 +492,7 @@ func (m *mapper) fields(owner string, s *openapi3.Schema, skip func(property) bo
 			continue
 		}
 		if !validJSONName(p.name) {
-			out = append(out, field{comment: fmt.Sprintf("The property %q is left out: encoding/json cannot name a field so.", p.name)})
+			out = append(out, field{comment: fmt.Sprintf("The property %q is left out: no Go struct field carries that JSON name.", p.name)})
 			continue
 		}
 		goName := goNames.claim(exported(p.name, "Field"))
