@@ -65,13 +65,16 @@ var openAPIMethods = []string{"get", "put", "post", "delete", "options", "head",
 // OpenAPI 3.0 or 3.1): a route matches an operation if the methods are
 // equal and the document's path, prefixed by "/"+serviceKey, equals the
 // route's URI with placeholders compared by position, not name
-// ("/items/{id}" matches "/items/{itemId}"). The document's paths are
-// taken as the service's own, and also under the path of each of its
-// top-level servers' URLs (variables replaced by their defaults): with
+// ("/items/{id}" matches "/items/{itemId}"). As OpenAPI says, the
+// document's paths are relative to its top-level servers' URLs: with
 // "servers": [{"url": "https://petstore.example/v1"}], the operation GET
-// /pets matches the route GET /petstore/pets and GET /petstore/v1/pets
-// (toolroute new writes the latter: the request goes to the server's
-// base path). The servers' origins play no part.
+// /pets is the route GET /petstore/v1/pets (the request goes to the
+// server's base path; authz's upstream transport checks a request's path
+// against the route), and not GET /petstore/pets. A server URL's
+// variables take their defaults; one without a path, a relative one
+// ("v1": relative to where the document is served, which it does not
+// say) or none at all make the paths the service's own. The servers'
+// origins play no part.
 //
 // It returns the routes the document lacks (see [Drift.Err]) and the
 // operations no tool uses. doc must be JSON with a "paths" object whose
@@ -88,11 +91,14 @@ func CheckOpenAPI(table registry.RouteTable, serviceKey string, doc []byte) (Dri
 	if parsed.Paths == nil {
 		return d, fmt.Errorf("export: service %q: OpenAPI document has no \"paths\" object", serviceKey)
 	}
-	prefixes := []string{"/" + serviceKey}
+	var prefixes []string
 	for _, s := range parsed.Servers {
-		if base := s.basePath(); base != "" && !slices.Contains(prefixes, "/"+serviceKey+base) {
-			prefixes = append(prefixes, "/"+serviceKey+base)
+		if p := "/" + serviceKey + s.basePath(); !slices.Contains(prefixes, p) {
+			prefixes = append(prefixes, p)
 		}
+	}
+	if len(prefixes) == 0 {
+		prefixes = []string{"/" + serviceKey}
 	}
 	ops := map[Operation]Operation{} // shape-normalized, a service prefix included → the document's
 	var all []Operation

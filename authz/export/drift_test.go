@@ -1,6 +1,7 @@
 package export_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,36 +74,44 @@ func TestCheckOpenAPIRefuses(t *testing.T) {
 	}
 }
 
-// TestCheckOpenAPIServers: the document's paths are the service's own and
-// also under each server's base path (variables at their defaults), so a
-// route that includes the base path matches, one under no server's path
-// does not, and an operation used under any of them is used.
+// TestCheckOpenAPIServers: the document's paths are under its servers'
+// base paths (variables at their defaults): a route that includes one
+// matches, one under no server's path does not (the bare path neither,
+// unless a server has no path), and an operation used under any of them
+// is used.
 func TestCheckOpenAPIServers(t *testing.T) {
-	doc := `{"openapi": "3.0.3", "servers": [
-		{"url": "https://shop.example/api/v1/"},
-		{"url": "{scheme}://shop.example/{base}", "variables": {"scheme": {"default": "https"}, "base": {"default": "v2"}}},
-		{"url": "relative/path"}
-	], "paths": {"/items/{itemId}": {"get": {}, "put": {}}, "/items": {"get": {}}}}`
 	table := registry.RouteTable{Tools: []registry.RouteTableEntry{
 		{Name: "v1", ServiceKey: "shop", Routes: []tool.Route{{URI: "/shop/api/v1/items/{id}", Method: "GET"}}},
 		{Name: "v2", ServiceKey: "shop", Routes: []tool.Route{{URI: "/shop/v2/items/{id}", Method: "PUT"}}},
-		{Name: "root", ServiceKey: "shop", Routes: []tool.Route{{URI: "/shop/items/{id}", Method: "GET"}}},
-		{Name: "rel", ServiceKey: "shop", Routes: []tool.Route{{URI: "/shop/relative/path/items", Method: "GET"}}},
+		{Name: "root", ServiceKey: "shop", Routes: []tool.Route{{URI: "/shop/items", Method: "GET"}}},
 		{Name: "other", ServiceKey: "shop", Routes: []tool.Route{{URI: "/shop/api/items", Method: "GET"}}},
 	}}
-	d, err := export.CheckOpenAPI(table, "shop", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := export.Drift{
-		Service: "shop",
-		Missing: []export.MissingRoute{
-			{Route: tool.Route{URI: "/shop/api/items", Method: "GET"}, Tools: []string{"other"}},
-			{Route: tool.Route{URI: "/shop/relative/path/items", Method: "GET"}, Tools: []string{"rel"}},
-		},
-		Unused: []export.Operation{{Method: "GET", Path: "/items"}},
-	}
-	if diff := cmp.Diff(want, d); diff != "" {
-		t.Errorf("drift (-want +got):\n%s", diff)
+	servers := `{"url": "https://shop.example/api/v1/"},
+		{"url": "{scheme}://shop.example/{base}", "variables": {"scheme": {"default": "https"}, "base": {"default": "v2"}}}`
+	paths := `"paths": {"/items/{itemId}": {"get": {}, "put": {}}, "/items": {"get": {}}}`
+	for _, tt := range []struct {
+		name, servers string
+		missing       []string
+		unused        int
+	}{
+		{"with base paths", servers, []string{"other", "root"}, 1}, // GET /items
+		{"and one without", servers + `, {"url": "http://127.0.0.1:8080"}`, []string{"other"}, 0},
+		{"and a relative one", servers + `, {"url": "relative/path"}`, []string{"other"}, 0},
+	} {
+		d, err := export.CheckOpenAPI(table, "shop", []byte(`{"openapi": "3.0.3", "servers": [`+tt.servers+`], `+paths+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var missing []string
+		for _, m := range d.Missing {
+			missing = append(missing, m.Tools...)
+		}
+		slices.Sort(missing)
+		if diff := cmp.Diff(tt.missing, missing); diff != "" {
+			t.Errorf("%s: tools with a missing route (-want +got):\n%s", tt.name, diff)
+		}
+		if len(d.Unused) != tt.unused {
+			t.Errorf("%s: unused %v, want %d", tt.name, d.Unused, tt.unused)
+		}
 	}
 }
