@@ -118,7 +118,7 @@ func (s *Spec) registryFile() string {
 	b.WriteString("var Registry = registry.New[*Deps]()\n\n")
 	comment(&b, "", fmt.Sprintf("Deps is the container every tool's handler receives: the kit's upstream clients, through which a typed upstream call (upstream.Forward, upstream.Call) reaches its service (-upstream %s=URL).", s.Service))
 	b.WriteString("type Deps struct{ service.Upstreams }\n\n")
-	comment(&b, "", "NewDeps builds the container from the kit's upstream clients: service.Main's options provide it with fx.Provide(tools.NewDeps).")
+	comment(&b, "", fmt.Sprintf("NewDeps builds the container from the kit's upstream clients: service.Main's options provide it with fx.Provide(%s.NewDeps).", s.pkg))
 	b.WriteString("func NewDeps(up service.Upstreams) *Deps { return &Deps{Upstreams: up} }\n")
 	return b.String()
 }
