@@ -120,22 +120,22 @@ func mistake(fs *flag.FlagSet, format string, args ...any) error {
 
 // document reads and analyses the -openapi file for -service, checking
 // both flags, for the tools package pkg.
-func document(fs *flag.FlagSet, file, service, pkg string) (*gen.Spec, error) {
+func document(fs *flag.FlagSet, file, service, pkg string) (*gen.Spec, []byte, error) {
 	if file == "" {
-		return nil, mistake(fs, "-openapi is required: the OpenAPI document (3.0 or 3.1, JSON or YAML), e.g. -openapi petstore.yaml")
+		return nil, nil, mistake(fs, "-openapi is required: the OpenAPI document (3.0 or 3.1, JSON or YAML), e.g. -openapi petstore.yaml")
 	}
 	if err := gen.CheckServiceKey(service); err != nil {
-		return nil, mistake(fs, "-service: %v", err)
+		return nil, nil, mistake(fs, "-service: %v", err)
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("-openapi %s: %w", file, err)
+		return nil, nil, fmt.Errorf("-openapi %s: %w", file, err)
 	}
 	spec, err := gen.Parse(data, gen.Options{Service: service, Source: filepath.Base(file), Package: pkg})
 	if err != nil {
-		return nil, fmt.Errorf("-openapi %s: %w", file, err)
+		return nil, nil, fmt.Errorf("-openapi %s: %w", file, err)
 	}
-	return spec, nil
+	return spec, data, nil
 }
 
 // packageName is the package of the Go files in dir, "tools" if it has
@@ -216,11 +216,11 @@ func runNew(args []string, stdout, stderr io.Writer) error {
 		}
 		replaceDir = abs
 	}
-	spec, err := document(fs, *file, *service, "tools")
+	spec, data, err := document(fs, *file, *service, "tools")
 	if err != nil {
 		return err
 	}
-	mod := gen.Module{Path: *modPath, Name: *name, Replace: replaceDir}
+	mod := gen.Module{Path: *modPath, Name: *name, Replace: replaceDir, Document: data}
 	if replaceDir == "" {
 		v, ok := version()
 		if ok {
@@ -281,7 +281,7 @@ func runGen(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		return mistake(fs, "-out is required: the tools package's directory, e.g. -out tools/")
 	}
-	spec, err := document(fs, *file, *service, packageName(*out))
+	spec, _, err := document(fs, *file, *service, packageName(*out))
 	if err != nil {
 		return err
 	}

@@ -97,7 +97,8 @@ func goCmd(t *testing.T, dir string, args ...string) string {
 // pinned visibility matrix); its route table holds no route the document
 // lacks (export.CheckOpenAPI); it serves the tools to each role as the
 // matrix says and forwards a call to the upstream; and toolroute gen
-// run on it finds nothing to change.
+// run on it, with the module's copy of the document, finds nothing to
+// change.
 func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a service module per document: not with -short")
@@ -169,7 +170,7 @@ func TestEndToEnd(t *testing.T) {
 			d.call(t, reader, admin, seen)
 
 			// gen on the new module's tools changes nothing.
-			code, stdout, stderr = runArgs("gen", "-openapi", testdata+d.file, "-service", d.service, "-out", filepath.Join(dir, "tools"))
+			code, stdout, stderr = runArgs("gen", "-openapi", filepath.Join(dir, d.file), "-service", d.service, "-out", filepath.Join(dir, "tools"))
 			if code != 0 || strings.Contains(stdout, "created ") || strings.Contains(stdout, "updated ") || strings.Contains(stderr, "kept ") {
 				t.Errorf("toolroute gen on the new module: exit %d\n%s%s", code, stdout, stderr)
 			}

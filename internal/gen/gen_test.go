@@ -41,7 +41,11 @@ func parse(t *testing.T, file, service string) *gen.Spec {
 
 func moduleFiles(t *testing.T, s *gen.Spec) []gen.File {
 	t.Helper()
-	files, err := s.ModuleFiles(gen.Module{Path: "example.com/" + s.Service + "-mcp", Version: "v0.1.0"})
+	doc, err := os.ReadFile(filepath.Join("testdata", "openapi", s.Source))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := s.ModuleFiles(gen.Module{Path: "example.com/" + s.Service + "-mcp", Version: "v0.1.0", Document: doc})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"go/format"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -46,6 +47,27 @@ type Module struct {
 	// a replace directive points the requirement to (v0.0.0 without a
 	// Version).
 	Replace string
+	// Document, if set, is the OpenAPI document the module is generated
+	// from, copied into it under its source's name, for toolroute gen to
+	// read again.
+	Document []byte
+}
+
+// moduleFileNames are the files ModuleFiles writes at the module's root.
+var moduleFileNames = []string{"go.mod", "go.sum", "main.go", "main_test.go", "policy.json", "tokens.json", "README.md"}
+
+// documentName is the name of the document's copy in the module: its
+// source's, unless that is a file of the module's own.
+func (s *Spec) documentName() string {
+	name := s.Source
+	if name == "" || strings.ContainsAny(name, `/\`) || slices.Contains(moduleFileNames, name) || strings.HasPrefix(name, ".") || name == "the OpenAPI document" {
+		ext := ".yaml"
+		if e := filepath.Ext(name); e == ".json" || e == ".yml" {
+			ext = e
+		}
+		return "openapi" + ext
+	}
+	return name
 }
 
 // ModuleFiles returns the files of a new service module on the service
@@ -96,6 +118,9 @@ func (s *Spec) ModuleFiles(mod Module) ([]File, error) {
 	}
 	for _, f := range tools {
 		files = append(files, File{Path: "tools/" + f.Path, Data: f.Data})
+	}
+	if mod.Document != nil {
+		files = append(files, File{Path: s.documentName(), Data: mod.Document})
 	}
 	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	return files, nil
@@ -324,7 +349,12 @@ func (s *Spec) readme(mod Module, roles []string) string {
 		}
 	}
 	b.WriteString("\n## Regenerating\n\n")
-	fmt.Fprintf(&b, "```sh\ntoolroute gen -openapi %s -service %s -out tools/\n```\n\n", s.Source, s.Service)
+	doc := s.Source
+	if mod.Document != nil {
+		doc = s.documentName()
+		fmt.Fprintf(&b, "`%s` is the document the tools were generated from. After a change to it,\n\n", doc)
+	}
+	fmt.Fprintf(&b, "```sh\ntoolroute gen -openapi %s -service %s -out tools/\n```\n\n", doc, s.Service)
 	b.WriteString("adds a file for each new operation and rewrites the generated files no one edited: each carries a header with the hash of its content, and a file whose content no longer matches it is yours, left alone (`-force` overwrites). Tools of new operations are in no role until `policy.json` grants their routes (`go run . routes -role admin -behaviour read-only,additive,destructive` prints a role policy granting every tool's routes).\n")
 	return b.String()
 }
