@@ -45,7 +45,7 @@ func Generate(s *jsonschema.Schema, opts Options) (any, error) {
 	if opts.MaxDepth == 0 {
 		opts.MaxDepth = 3
 	}
-	g := &generator{root: s, opts: opts, resolved: map[*jsonschema.Schema]resolution{}}
+	g := &generator{root: s, opts: opts, resolved: map[*jsonschema.Schema]resolution{}, fill: -1}
 	v, err := g.value(s, 0, 0)
 	if err != nil {
 		return nil, fmt.Errorf("schemavalue: %w", err)
@@ -86,6 +86,10 @@ type generator struct {
 	root     *jsonschema.Schema
 	opts     Options
 	resolved map[*jsonschema.Schema]resolution
+	// fill is a depth at which objects get their optional properties
+	// whatever opts says (-1: none): an alternative of a oneOf that
+	// another one matches too may be told apart by them.
+	fill int
 }
 
 type resolution struct {
@@ -382,7 +386,8 @@ func typeOf(s *jsonschema.Schema) string {
 
 // alternative makes a value for a schema with oneOf or anyOf: the first
 // alternative, merged with the rest of s, whose value s accepts (for
-// oneOf, that no other alternative accepts as well).
+// oneOf, that no other alternative accepts as well); failing that, the
+// first whose value with its optional properties s accepts.
 func (g *generator) alternative(s *jsonschema.Schema, depth, variant int) (any, error) {
 	kind, alts := "oneOf", s.OneOf
 	base := *s
@@ -393,18 +398,34 @@ func (g *generator) alternative(s *jsonschema.Schema, depth, variant int) (any, 
 		base.AnyOf = nil
 	}
 	var errs []error
+	for _, fill := range []bool{false, true} {
+		if v, ok := g.alternativeOf(s, &base, kind, alts, depth, variant, fill, &errs); ok {
+			return v, nil
+		}
+	}
+	return nil, fmt.Errorf("no alternative of %s gives a value the schema accepts: %w", kind, errors.Join(errs...))
+}
+
+// alternativeOf tries each alternative in turn (with its optional
+// properties if fill), and returns the first value s accepts.
+func (g *generator) alternativeOf(s, base *jsonschema.Schema, kind string, alts []*jsonschema.Schema, depth, variant int, fill bool, errs *[]error) (any, bool) {
+	if fill {
+		prev := g.fill
+		g.fill = depth
+		defer func() { g.fill = prev }()
+	}
 	for i, alt := range alts {
 		a, err := g.deref(alt)
 		if err == nil && len(a.AllOf) > 0 {
 			a, err = g.merged(a)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s[%d]: %w", kind, i, err))
+			*errs = append(*errs, fmt.Errorf("%s[%d]: %w", kind, i, err))
 			continue
 		}
-		cand := base
+		cand := *base
 		if err := combine(&cand, a); err != nil {
-			errs = append(errs, fmt.Errorf("%s[%d]: %w", kind, i, err))
+			*errs = append(*errs, fmt.Errorf("%s[%d]: %w", kind, i, err))
 			continue
 		}
 		v, err := g.value(&cand, depth, variant)
@@ -412,12 +433,15 @@ func (g *generator) alternative(s *jsonschema.Schema, depth, variant int) (any, 
 			err = g.check(s, v)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s[%d]: %w", kind, i, err))
+			if fill {
+				err = fmt.Errorf("with its optional properties: %w", err)
+			}
+			*errs = append(*errs, fmt.Errorf("%s[%d]: %w", kind, i, err))
 			continue
 		}
-		return v, nil
+		return v, true
 	}
-	return nil, fmt.Errorf("no alternative of %s gives a value the schema accepts: %w", kind, errors.Join(errs...))
+	return nil, false
 }
 
 // merged returns the schema whose values are those of s and of each of
@@ -622,7 +646,7 @@ func (g *generator) object(s *jsonschema.Schema, depth, variant int) (any, error
 	}
 	names := map[string]bool{}
 	maps.Copy(names, required)
-	if g.opts.Optional && depth < g.opts.MaxDepth {
+	if g.opts.Optional && depth < g.opts.MaxDepth || depth == g.fill {
 		for name := range s.Properties {
 			names[name] = true
 		}

@@ -111,6 +111,8 @@ func TestGenerate(t *testing.T) {
 			want: map[string]any{"a": schemavalue.Text}},
 		{name: "oneOf: not the first alternative, which another one matches too", schema: `{"type":"object","required":["k"],"oneOf":[{"properties":{"k":{"type":"string","maxLength":3}}},{"properties":{"k":{"type":"string","maxLength":5}}}]}`,
 			want: map[string]any{"k": "x y&z"}},
+		{name: "oneOf told apart by an optional property", schema: `{"type":"object","oneOf":[{"properties":{"type":{"enum":["a"]},"n":{"type":"integer"}}},{"properties":{"type":{"enum":["b"]}}}]}`,
+			want: map[string]any{"type": "a", "n": 1.0}},
 		{name: "anyOf", schema: `{"anyOf":[{"type":"string","maxLength":0,"minLength":1},{"type":"boolean"}]}`, want: true},
 		{name: "$ref with siblings", schema: `{"$defs":{"S":{"type":"string"}},"$ref":"#/$defs/S","maxLength":1}`, want: "x"},
 		{name: "definitions", schema: `{"definitions":{"N":{"type":"integer","minimum":7}},"$ref":"#/definitions/N"}`, want: 7.0},
