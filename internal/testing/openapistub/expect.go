@@ -46,10 +46,10 @@ var ErrNoSerialization = errors.New("no serialization defined by OpenAPI")
 //     none of whose properties folds alike with a parameter, and the
 //     input schema's other properties are among the body's, they are
 //     its properties; otherwise the input schema has one other property,
-//     and its argument is the whole body;
-//   - an argument the schema does not require is left out when it is
-//     its type's zero value (false, 0, "", null, [] or {}), as an
-//     omitempty field is;
+//     and its argument, if given, is the whole body (even {});
+//   - a parameter or body property the schema does not require is left
+//     out when its argument is its type's zero value (false, 0, "",
+//     null, [] or {}), as an omitempty field is;
 //   - a path value is escaped as one segment ([url.PathEscape]); a query
 //     array repeats its key (the default form style with explode), or is
 //     joined by "," (explode false), " " (spaceDelimited) or "|"
@@ -197,7 +197,7 @@ func Expect(op *Operation, input *jsonschema.Schema, args map[string]any) (Reque
 		return want, nil // a body the tool does not send (not an object, say)
 	case len(rest) == 1:
 		v, ok := args[rest[0]]
-		if !ok || omitted(rest[0], v) {
+		if !ok {
 			return want, nil
 		}
 		want.Body, err = json.Marshal(v)

@@ -57,6 +57,12 @@ func TestExpect(t *testing.T) {
 		want: openapistub.Request{Operation: "createThing", Method: "POST", Path: "/base/things", RawQuery: "kind=small",
 			ContentType: "application/json", Body: []byte(`{"kind":"large","secret":"s"}`)},
 	}, {
+		name: "a whole body given as {} is sent",
+		op:   "createThing", input: obj("kind", "payload"),
+		args: map[string]any{"kind": "small", "payload": map[string]any{}},
+		want: openapistub.Request{Operation: "createThing", Method: "POST", Path: "/base/things", RawQuery: "kind=small",
+			ContentType: "application/json", Body: []byte(`{}`)},
+	}, {
 		name: "no arguments for the body's properties: an empty object",
 		op:   "renameThing", input: obj("id", "name"),
 		args: map[string]any{"id": "x"},

@@ -21,8 +21,11 @@
 // with no other constraint is "x y&z=é", which needs escaping in a path
 // segment, in a query and in a form, and holds a character outside
 // ASCII; numbers and booleans are never their type's zero value unless
-// the schema leaves no choice (an omitempty field would drop them); the
-// items of an array differ from one another, so that their order shows.
+// the schema leaves no choice, and an optional property whose value
+// would be a zero value (an object with no required property, say) is
+// left out (an omitempty field would drop it, and a client could not
+// tell); the items of an array differ from one another, so that their
+// order shows.
 //
 // Numbers are float64, objects map[string]any and arrays []any, as
 // encoding/json decodes into an any.

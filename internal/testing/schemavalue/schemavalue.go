@@ -684,6 +684,9 @@ func (g *generator) object(s *jsonschema.Schema, depth, variant int) (any, error
 			}
 			return nil, fmt.Errorf("property %q: %w", name, err)
 		}
+		if !required[name] && isZero(v) {
+			continue // as an omitempty field would be: say nothing rather than ""
+		}
 		obj[name] = v
 	}
 	if s.MinProperties != nil {
@@ -790,6 +793,26 @@ func itemSchema(s *jsonschema.Schema, i int) *jsonschema.Schema {
 		return s.Items
 	}
 	return &jsonschema.Schema{}
+}
+
+// isZero reports whether v is its JSON type's zero value: null, false,
+// 0, "", [] or {}.
+func isZero(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !v
+	case float64:
+		return v == 0
+	case string:
+		return v == ""
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		return len(v) == 0
+	}
+	return false
 }
 
 // children returns s's direct subschemas.
