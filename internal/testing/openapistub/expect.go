@@ -364,10 +364,10 @@ func scalar(v any) (string, error) {
 	case nil:
 		return "", nil
 	}
-	return "", fmt.Errorf("%s where a string, number or boolean belongs: %w", schemavalueKind(v), ErrNoSerialization)
+	return "", fmt.Errorf("%s where a string, number or boolean belongs: %w", jsonKind(v), ErrNoSerialization)
 }
 
-func schemavalueKind(v any) string {
+func jsonKind(v any) string {
 	switch v.(type) {
 	case map[string]any:
 		return "an object"
