@@ -72,9 +72,11 @@ func (s *Spec) tool(o *op, names *namespace) (Tool, []Skip, error) {
 	switch pl.body {
 	case flatBody:
 		skip := func(p property) bool { return readOnly(p.ref) }
-		// An optional body's properties are all optional: the caller may
-		// send none.
-		in.fields = append(in.fields, m.fields(t.in, pl.bodyRef.Value, skip, !pl.bodyReq)...)
+		// The properties keep their schema's required list even when the
+		// body itself is optional: upstream.Forward always sends the
+		// object, and an object missing a required property is invalid
+		// (Box's API, which never marks a body required, showed it).
+		in.fields = append(in.fields, m.fields(t.in, pl.bodyRef.Value, skip, false)...)
 	case oneBody:
 		bt := m.typeOf(pl.bodyRef, t.in+"Body")
 		f := fieldFor("Body", pl.bodyJSON, bt, pl.bodyReq, "body")
