@@ -2,6 +2,7 @@ package gen
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
@@ -267,9 +268,40 @@ func typeName(s *openapi3.Schema) string {
 }
 
 func allObjects(refs openapi3.SchemaRefs) bool {
+	n := 0
 	for _, r := range refs {
-		if r == nil || r.Value == nil || typeName(r.Value) != "object" {
+		switch {
+		case r != nil && r.Value != nil && annotationOnly(r.Value):
+			continue
+		case r == nil || r.Value == nil || typeName(r.Value) != "object":
 			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// annotationOnly reports whether s only annotates (a description, a
+// title, examples, a default, flags, extensions) and constrains nothing:
+// as an allOf member it changes no value's validity, as in Box's
+// allOf: [{$ref}, {description: …}], the common way to describe a
+// reference in OpenAPI 3.0.
+func annotationOnly(s *openapi3.Schema) bool {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return false
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(data, &keys) != nil {
+		return false
+	}
+	for k := range keys {
+		switch k {
+		case "description", "title", "example", "examples", "default", "deprecated", "readOnly", "writeOnly", "externalDocs":
+		default:
+			if !strings.HasPrefix(k, "x-") {
+				return false
+			}
 		}
 	}
 	return true
@@ -294,14 +326,17 @@ func single(s *openapi3.Schema) *openapi3.SchemaRef {
 	if !s.Type.IsEmpty() || len(s.Properties) > 0 || s.Items != nil {
 		return nil
 	}
-	for _, list := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf, s.AllOf} {
+	for i, list := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf, s.AllOf} {
 		var only *openapi3.SchemaRef
 		n := 0
+		allOf := i == 2
 		for _, r := range list {
 			if r == nil || r.Value == nil {
 				return nil
 			}
-			if r.Value.Type.Is(openapi3.TypeNull) {
+			// In an allOf, a member that only annotates constrains
+			// nothing; in a oneOf or anyOf it would accept anything.
+			if r.Value.Type.Is(openapi3.TypeNull) || allOf && annotationOnly(r.Value) {
 				continue
 			}
 			only = r
