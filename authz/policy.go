@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolroute/toolroute/internal/core/jsonpos"
+
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -222,7 +224,7 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	dec.DisallowUnknownFields()
 	var roles []RolePolicy
 	if err := dec.Decode(&roles); err != nil {
-		return nil, fmt.Errorf("authz: policy: invalid JSON: %w", jsonErr(data, err))
+		return nil, fmt.Errorf("authz: policy: invalid JSON: %w", jsonpos.Err(data, err))
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("authz: policy: invalid JSON: data after the array at offset %d", dec.InputOffset())
@@ -231,27 +233,6 @@ func ParsePolicy(data []byte) (*Policy, error) {
 		return nil, errors.New("authz: policy: invalid JSON: want an array of role policies, got null")
 	}
 	return NewPolicy(roles)
-}
-
-// jsonErr adds the line and column to a JSON syntax or type error.
-func jsonErr(data []byte, err error) error {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	}
-	if off < 0 || off > int64(len(data)) {
-		return err
-	}
-	// The offset is just past the offending byte.
-	at := max(off-1, 0)
-	line := 1 + bytes.Count(data[:at], []byte("\n"))
-	col := int(at) - bytes.LastIndexByte(data[:at], '\n')
-	return fmt.Errorf("line %d, column %d: %w", line, col, err)
 }
 
 // MustParsePolicy is like [ParsePolicy] but panics on error; it is meant

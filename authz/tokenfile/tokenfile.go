@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/toolroute/toolroute/internal/core/jsonpos"
+
 	"github.com/toolroute/toolroute/authz"
 )
 
@@ -125,7 +127,7 @@ func parse(data []byte, roles []string, where string) ([]Entry, error) {
 	dec.DisallowUnknownFields()
 	var entries []Entry
 	if err := dec.Decode(&entries); err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", where, wantShape, jsonErr(data, err))
+		return nil, fmt.Errorf("%s: %s: %w", where, wantShape, jsonpos.Err(data, err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%s: unexpected data after the JSON array at offset %d", where, dec.InputOffset())
@@ -137,28 +139,6 @@ func parse(data []byte, roles []string, where string) ([]Entry, error) {
 		return nil, err
 	}
 	return entries, nil
-}
-
-// jsonErr adds the line and column to a JSON syntax or type error. Its
-// text quotes at most one character of the input, never a value.
-func jsonErr(data []byte, err error) error {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	}
-	if off < 0 || off > int64(len(data)) {
-		return err
-	}
-	// The offset is just past the offending byte.
-	at := max(off-1, 0)
-	line := 1 + bytes.Count(data[:at], []byte("\n"))
-	col := int(at) - bytes.LastIndexByte(data[:at], '\n')
-	return fmt.Errorf("line %d, column %d: %w", line, col, err)
 }
 
 // Check checks entries as [Parse] does: tokens non-empty, distinct,
