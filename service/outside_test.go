@@ -4,18 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolroute/toolroute/internal/testing/proc"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,16 +68,13 @@ func buildOutside(t *testing.T) string {
 			data, _ := os.ReadFile(filepath.Join(dir, f))
 			outside.lines += strings.Count(string(data), "\n")
 		}
-		outside.bin = filepath.Join(dir, "things-mcp")
-		cmd := exec.Command("go", "build", "-o", outside.bin, ".")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			outside.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		outside.bin = proc.Build(t, dir, filepath.Join(dir, "things-mcp"))
 	})
 	if outside.err != nil {
 		t.Fatal(outside.err)
+	}
+	if outside.bin == "" {
+		t.Fatal("things-mcp did not build (see the first test's failure)")
 	}
 	t.Logf("things-mcp: %d lines of Go (main and tools)", outside.lines)
 	return outside.bin
@@ -101,73 +98,6 @@ func thingsAPI(t *testing.T) (*httptest.Server, func() []string) {
 	s := httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), auth...) }
-}
-
-// proc is a running process of things-mcp (or of one of its dev
-// commands) with its standard output and error.
-type proc struct {
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	log    strings.Builder
-	exited chan struct{}
-	err    error
-}
-
-func (p *proc) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.Write(b)
-}
-
-func (p *proc) String() string { p.mu.Lock(); defer p.mu.Unlock(); return p.log.String() }
-
-// startProc runs bin with args and env (no TOOLROUTE_ variable of the
-// test's environment), stopped with SIGINT when t ends.
-func startProc(t *testing.T, bin string, env []string, args ...string) *proc {
-	t.Helper()
-	p := &proc{cmd: exec.Command(bin, args...), exited: make(chan struct{})}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TOOLROUTE_") {
-			p.cmd.Env = append(p.cmd.Env, kv)
-		}
-	}
-	p.cmd.Env = append(p.cmd.Env, env...)
-	p.cmd.Stdout, p.cmd.Stderr = p, p
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() {
-		p.cmd.Process.Signal(os.Interrupt)
-		await.Recv(t, p.exited, "the exit of %s", filepath.Base(bin))
-	})
-	return p
-}
-
-// wait returns the first submatch of re in p's standard error, once it
-// is there. The bound only guards against a hang; it is no performance
-// assertion.
-func (p *proc) wait(t *testing.T, re string) string {
-	t.Helper()
-	rx := regexp.MustCompile(re)
-	for range 3000 {
-		if m := rx.FindStringSubmatch(p.String()); m != nil {
-			return m[len(m)-1]
-		}
-		select {
-		case <-p.exited:
-			if m := rx.FindStringSubmatch(p.String()); m != nil {
-				return m[len(m)-1]
-			}
-			t.Fatalf("exited (%v) before printing %q:\n%s", p.err, re, p)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	t.Fatalf("no line %q within 30s:\n%s", re, p)
-	return ""
 }
 
 func writeFile(t *testing.T, name, data string) string {
@@ -205,19 +135,19 @@ func TestOutsideStaticTokens(t *testing.T) {
 	rdb := redistest.Start(t)
 	api, auth := thingsAPI(t)
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
-	p := startProc(t, bin, []string{
+	p := proc.Start(t, bin, proc.Options{Env: []string{
 		"TOOLROUTE_UPSTREAM_THINGS=" + api.URL,
 		"TOOLROUTE_REDIS=" + rdb.URL(),
 		"TOOLROUTE_STATE_KEY_FILE=" + writeFile(t, "state.key", strings.Repeat("k", 32)),
 		"TOOLROUTE_RATE_LIMIT=1",
 		"TOOLROUTE_DRAIN_DELAY=300ms",
-	},
+	}},
 		"-addr", "127.0.0.1:0",
 		"-policy", "testdata/things/policy.json", "-tokens", "testdata/things/tokens.json",
 		"-metrics-addr", "127.0.0.1:0", "-audit", audit,
 	)
-	metrics := p.wait(t, `Prometheus metrics at (http://\S+)`)
-	url := p.wait(t, `serving MCP at (http://\S+)`)
+	metrics := p.Wait(t, `Prometheus metrics at (http://\S+)`)
+	url := p.Wait(t, `serving MCP at (http://\S+)`)
 
 	cs := servertest.ConnectHTTP(t, url, "viewer-token", servertest.Options{})
 	if name, toolErr, err := getThing(t, cs, "t-1"); err != nil || name != "thing t-1" {
@@ -258,7 +188,7 @@ func TestOutsideStaticTokens(t *testing.T) {
 	// The drain: after SIGTERM, /readyz answers 503 while calls still
 	// get through, for the drain delay.
 	base := strings.TrimSuffix(url, "/mcp")
-	p.cmd.Process.Signal(os.Interrupt)
+	p.Interrupt()
 	got := 0
 	for range 100 { // bounded: until the drain shows
 		resp, err := http.Get(base + "/readyz")
@@ -274,9 +204,9 @@ func TestOutsideStaticTokens(t *testing.T) {
 	if got != http.StatusServiceUnavailable {
 		t.Errorf("/readyz while draining = %d, want 503", got)
 	}
-	await.Recv(t, p.exited, "the exit after the drain")
-	if p.err != nil {
-		t.Errorf("things-mcp exited with %v:\n%s", p.err, p)
+	await.Recv(t, p.Exited(), "the exit after the drain")
+	if p.Err() != nil {
+		t.Errorf("things-mcp exited with %v:\n%s", p.Err(), p)
 	}
 }
 
@@ -326,13 +256,13 @@ func TestOutsideRefusals(t *testing.T) {
 func TestOutsideOAuth(t *testing.T) {
 	bin := buildOutside(t)
 	api, auth := thingsAPI(t)
-	idp := startProc(t, bin, nil, "dev-idp", "-addr", "127.0.0.1:0", "-audience", "things-mcp")
-	issuer := idp.wait(t, `issuer (http://\S+)`)
-	idp.wait(t, `serving until interrupted`)
-	p := startProc(t, bin, nil, "-addr", "127.0.0.1:0", "-upstream", api.URL,
+	idp := proc.Start(t, bin, proc.Options{}, "dev-idp", "-addr", "127.0.0.1:0", "-audience", "things-mcp")
+	issuer := idp.Wait(t, `issuer (http://\S+)`)
+	idp.Wait(t, `serving until interrupted`)
+	p := proc.Start(t, bin, proc.Options{}, "-addr", "127.0.0.1:0", "-upstream", api.URL,
 		"-policy", "testdata/things/policy.json",
 		"-oidc-issuer", issuer, "-audience", "things-mcp", "-public-url", "http://127.0.0.1/mcp")
-	url := p.wait(t, `serving MCP at (http://\S+)`)
+	url := p.Wait(t, `serving MCP at (http://\S+)`)
 
 	mint := func(args ...string) string {
 		t.Helper()
@@ -375,11 +305,11 @@ func TestOutsideOAuth(t *testing.T) {
 func TestOutsideProxyAuth(t *testing.T) {
 	bin := buildOutside(t)
 	api, auth := thingsAPI(t)
-	proxy := startProc(t, bin, nil, "dev-proxy", "-addr", "127.0.0.1:0",
+	proxy := proc.Start(t, bin, proc.Options{}, "dev-proxy", "-addr", "127.0.0.1:0",
 		"-policy", "testdata/things/policy.json", "-tokens", "testdata/things/tokens.json")
-	proxyURL := proxy.wait(t, `-proxy-auth (http://\S+)`)
-	p := startProc(t, bin, []string{"TOOLROUTE_PROXY_AUTH=" + proxyURL, "TOOLROUTE_UPSTREAM=" + api.URL}, "-addr", "127.0.0.1:0")
-	url := p.wait(t, `serving MCP at (http://\S+)`)
+	proxyURL := proxy.Wait(t, `-proxy-auth (http://\S+)`)
+	p := proc.Start(t, bin, proc.Options{Env: []string{"TOOLROUTE_PROXY_AUTH=" + proxyURL, "TOOLROUTE_UPSTREAM=" + api.URL}}, "-addr", "127.0.0.1:0")
+	url := p.Wait(t, `serving MCP at (http://\S+)`)
 
 	cs := servertest.ConnectHTTP(t, url, "viewer-token", servertest.Options{})
 	if name, toolErr, err := getThing(t, cs, "t-1"); err != nil || name != "thing t-1" {

@@ -1,27 +1,24 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolroute/toolroute/internal/testing/proc"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/internal/gen"
-	"github.com/toolroute/toolroute/internal/testing/await"
 	"github.com/toolroute/toolroute/internal/testing/golden"
 	"github.com/toolroute/toolroute/internal/testing/openapistub"
 	"github.com/toolroute/toolroute/internal/testing/schemavalue"
@@ -119,9 +116,9 @@ func TestDocuments(t *testing.T) {
 				ops, len(spec.Tools), len(spec.Skipped), len(spec.Notes), elapsed.Round(time.Millisecond), lines, float64(lines)/float64(len(spec.Tools)))
 			bin := build(t, root, dir)
 			stub, origin := openapistub.Start(t, doc, openapistub.Options{})
-			p := startProc(t, bin, dir, "-upstream", d.service+"="+origin,
+			p := proc.Start(t, bin, proc.Options{Dir: dir}, "-upstream", d.service+"="+origin,
 				"-policy", "policy.json", "-tokens", "tokens.json", "-addr", "127.0.0.1:0")
-			url := p.wait(t, `serving MCP at (http://\S+)`)
+			url := p.Wait(t, `serving MCP at (http://\S+)`)
 			exercise(t, spec, stub, url, readerToken(t, dir), &out)
 			golden.Check(t, filepath.Join("testdata/outcomes", d.file+".golden"), []byte(strings.Join(out.lines, "\n")+"\n"))
 		})
@@ -170,14 +167,8 @@ func build(t *testing.T, root, dir string) string {
 	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "service")
 	start := time.Now()
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := proc.Build(t, dir, filepath.Join(dir, "service"))
 	t.Logf("built in %v", time.Since(start).Round(time.Millisecond))
 	return bin
 }
@@ -431,85 +422,6 @@ func text(res *mcp.CallToolResult) string {
 		}
 	}
 	return fmt.Sprintf("isError %v: %s", res.IsError, strings.Join(parts, " | "))
-}
-
-// proc is a running service with its standard output and error.
-type proc struct {
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	log    strings.Builder
-	exited chan struct{}
-	err    error
-}
-
-func (p *proc) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.Write(b)
-}
-
-func (p *proc) String() string { p.mu.Lock(); defer p.mu.Unlock(); return p.log.String() }
-
-// startProc runs bin in dir with args (and no TOOLROUTE_ variable of the
-// test's environment), stopped with SIGINT when t ends.
-func startProc(t *testing.T, bin, dir string, args ...string) *proc {
-	t.Helper()
-	p := &proc{cmd: exec.Command(bin, args...), exited: make(chan struct{})}
-	p.cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TOOLROUTE_") {
-			p.cmd.Env = append(p.cmd.Env, kv)
-		}
-	}
-	p.cmd.Stdout, p.cmd.Stderr = p, p
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() {
-		p.cmd.Process.Signal(os.Interrupt)
-		await.Recv(t, p.exited, "the exit of %s", filepath.Base(bin))
-		if t.Failed() {
-			t.Logf("the service's log:\n%s", lastLines(p.String(), 40))
-		}
-	})
-	return p
-}
-
-func lastLines(s string, n int) string {
-	var lines []string
-	sc := bufio.NewScanner(strings.NewReader(s))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// wait returns the first submatch of re in p's output, once it is
-// there. The bound only guards against a hang; it is no performance
-// assertion.
-func (p *proc) wait(t *testing.T, re string) string {
-	t.Helper()
-	rx := regexp.MustCompile(re)
-	for range 3000 {
-		if m := rx.FindStringSubmatch(p.String()); m != nil {
-			return m[len(m)-1]
-		}
-		select {
-		case <-p.exited:
-			if m := rx.FindStringSubmatch(p.String()); m != nil {
-				return m[len(m)-1]
-			}
-			t.Fatalf("exited (%v) before printing %q:\n%s", p.err, re, p)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	t.Fatalf("no line %q within 30s:\n%s", re, p)
-	return ""
 }
 
 // BenchmarkGenerate measures the generation of the service module of
