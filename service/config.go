@@ -274,8 +274,15 @@ type boolForms struct{ formsValue }
 
 func (boolForms) IsBoolFlag() bool { return true }
 
-// oauthFlags are the flags that need -oidc-issuer.
-var oauthFlags = []string{"audience", "roles-claim", "public-url", "introspect", "introspect-client-id", "introspect-secret-file", "upstream-audience", "exchange-client-id", "exchange-secret-file", "dpop", "dpop-required", "scopes-claim", "scope-policy", "step-up"}
+// oauthFlags are the flags that need -oidc-issuer, with the OAuth field
+// each sets (given reads a Config built in Go by them).
+var oauthFlags = []struct{ name, field string }{
+	{"audience", "Audience"}, {"roles-claim", "RolesClaim"}, {"public-url", "PublicURL"},
+	{"introspect", "Introspect"}, {"introspect-client-id", "IntrospectClientID"}, {"introspect-secret-file", "IntrospectSecretFile"},
+	{"upstream-audience", "UpstreamAudience"}, {"exchange-client-id", "ExchangeClientID"}, {"exchange-secret-file", "ExchangeSecretFile"},
+	{"dpop", "DPoP"}, {"dpop-required", "DPoPRequired"},
+	{"scopes-claim", "ScopesClaim"}, {"scope-policy", "ScopePolicyFile"}, {"step-up", "StepUp"},
+}
 
 // ParseFlags parses args into fs, then sets every flag the command line
 // left unset from its TOOLROUTE_* variable (see [EnvName]) in environ
@@ -362,17 +369,13 @@ func (c *Config) given(name string) bool {
 	case "shutdown-timeout":
 		return c.ShutdownTimeout != 0
 	}
-	for i, f := range oauthFlags {
-		v := reflect.ValueOf(c.OAuth).FieldByName(oauthFields[i])
-		if name == f {
-			return !v.IsZero()
+	for _, f := range oauthFlags {
+		if name == f.name {
+			return !reflect.ValueOf(c.OAuth).FieldByName(f.field).IsZero()
 		}
 	}
 	return false
 }
-
-// oauthFields are OAuth's fields of oauthFlags, in order.
-var oauthFields = []string{"Audience", "RolesClaim", "PublicURL", "Introspect", "IntrospectClientID", "IntrospectSecretFile", "UpstreamAudience", "ExchangeClientID", "ExchangeSecretFile", "DPoP", "DPoPRequired", "ScopesClaim", "ScopePolicyFile", "StepUp"}
 
 // withDefaults fills c's zero fields from d's, then the kit's defaults.
 func (c Config) withDefaults(d Config) Config {
@@ -471,9 +474,9 @@ func (c *Config) check() error {
 func (c *Config) checkOAuth() error {
 	o := &c.OAuth
 	if o.Issuer == "" {
-		for _, name := range oauthFlags {
-			if c.given(name) {
-				return fmt.Errorf("-%s needs -oidc-issuer", name)
+		for _, f := range oauthFlags {
+			if c.given(f.name) {
+				return fmt.Errorf("-%s needs -oidc-issuer", f.name)
 			}
 		}
 		return nil

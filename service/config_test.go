@@ -3,6 +3,7 @@ package service
 import (
 	"flag"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -92,6 +93,41 @@ func TestParseErrorForms(t *testing.T) {
 		}
 		if tt.env != "" {
 			os.Unsetenv(strings.SplitN(tt.env, "=", 2)[0])
+		}
+	}
+}
+
+// TestOAuthFlagsTable: every OAuth field but Issuer is in oauthFlags,
+// under a flag the kit defines, so that a Config built in Go is refused
+// as the command line is (-audience needs -oidc-issuer).
+func TestOAuthFlagsTable(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	var cfg Config
+	cfg.register(fs)
+	inTable := map[string]bool{}
+	for _, f := range oauthFlags {
+		if fs.Lookup(f.name) == nil {
+			t.Errorf("oauthFlags names -%s, which the kit does not define", f.name)
+		}
+		if _, ok := reflect.TypeFor[OAuth]().FieldByName(f.field); !ok {
+			t.Errorf("oauthFlags names the field %s, which OAuth lacks", f.field)
+		}
+		inTable[f.field] = true
+	}
+	for f := range reflect.TypeFor[OAuth]().Fields() {
+		if f.Name != "Issuer" && !inTable[f.Name] {
+			t.Errorf("OAuth.%s is in no row of oauthFlags", f.Name)
+		}
+	}
+	for _, f := range oauthFlags {
+		var c Config
+		if v := reflect.ValueOf(&c.OAuth).Elem().FieldByName(f.field); v.Kind() == reflect.Bool {
+			v.SetBool(true)
+		} else {
+			v.SetString("x")
+		}
+		if err := c.check(); err == nil || !strings.Contains(err.Error(), "-"+f.name+" needs -oidc-issuer") {
+			t.Errorf("a Config with only OAuth.%s set: %v, want -%s needs -oidc-issuer", f.field, err, f.name)
 		}
 	}
 }
