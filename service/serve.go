@@ -289,7 +289,7 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// observersOf is the server's observers of o, nil when off.
+// observers are the server's observers (server.Options.Observers): telemetry's middleware, none when it is off.
 func (o *observability) observers() []mcp.Middleware {
 	if o == nil {
 		return nil
