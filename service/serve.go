@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
 
@@ -288,11 +287,3 @@ func (k *kit) announce(w io.Writer, hs *server.HTTPServer) {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-// observers are the server's observers (server.Options.Observers): telemetry's middleware, none when it is off.
-func (o *observability) observers() []mcp.Middleware {
-	if o == nil {
-		return nil
-	}
-	return []mcp.Middleware{o.tel.Middleware()}
-}

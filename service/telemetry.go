@@ -101,6 +101,15 @@ func (o *observability) auditFailed(name string, logger *slog.Logger) func(error
 	}
 }
 
+// observers are the server's observers (server.Options.Observers):
+// telemetry's middleware, none when it is off.
+func (o *observability) observers() []mcp.Middleware {
+	if o == nil {
+		return nil
+	}
+	return []mcp.Middleware{o.tel.Middleware()}
+}
+
 // fxOptions count the server's elicitation questions.
 func (o *observability) fxOptions() []fx.Option {
 	if o == nil {
