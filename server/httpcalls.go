@@ -55,7 +55,10 @@ var errClientCancelled = errors.New("server: the client cancelled the call (noti
 // d, if not nil, is the drain every call of a request reaches (see
 // [drain]): the request's context carries it, with the request (see
 // [transport]).
-func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Handler, stop func()) {
+//
+// serve answers each request, given its body as read (nil but for a
+// POST), which r.Body holds again too.
+func bindCalls(serve func(w http.ResponseWriter, r *http.Request, body []byte), maxBody int64, rel *relay, d *drain) (_ http.Handler, stop func()) {
 	calls := callreg.New[callerID, *boundRequest]() // the stateless requests in flight
 	live := &liveRequests{m: map[*boundRequest]struct{}{}}
 	stop = func() {}
@@ -87,7 +90,7 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Hand
 		}
 		ctx := withTransport(r.Context(), &transport{drain: d, request: b})
 		if r.Method != http.MethodPost {
-			h.ServeHTTP(w, r.WithContext(ctx))
+			serve(w, r.WithContext(ctx), nil)
 			return
 		}
 		// Read ahead for every POST, so that a body refused for the
@@ -109,7 +112,7 @@ func bindCalls(h http.Handler, maxBody int64, rel *relay, d *drain) (_ http.Hand
 				defer calls.Remove(user, ids, b)
 			}
 		}
-		h.ServeHTTP(w, r.WithContext(ctx))
+		serve(w, r.WithContext(ctx), body)
 	}), stop
 }
 

@@ -1,0 +1,317 @@
+package statelesshttp_test
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolroute/toolroute/internal/serve/statelesshttp"
+)
+
+// A probe is one request of the corpus.
+type probe struct {
+	name    string
+	method  string // "" selects POST
+	header  map[string]string
+	host    string
+	body    string
+	noAccpt bool // send no Accept header
+	plain   bool // the fast path must serve it (not the SDK's handler)
+}
+
+// answer is what a client sees of a response, normalised: the Date
+// header is the only thing that legitimately differs.
+type answer struct {
+	Status int
+	Header http.Header
+	Body   string
+}
+
+// corpusServer is an SDK server with the features the corpus reaches:
+// tools that answer, fail, send progress and log notifications, ask the
+// client (which a stateless server cannot), and close their stream; a
+// prompt, a resource and a template.
+func corpusServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "diff", Version: "1"}, nil)
+	type echoIn struct {
+		Text  string `json:"text"`
+		Count int    `json:"count,omitempty"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, echoIn, error) {
+		return nil, in, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Fails."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return nil, nil, errors.New("it failed")
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "Reports progress and logs."}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		tok := req.Params.GetProgressToken()
+		for i := range 3 {
+			if tok != nil {
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Message: fmt.Sprint("step ", i)}); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+		// Sent outside the call's context: no stream takes it.
+		detached := req.Session.NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "x", Progress: 1})
+		logged := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Data: "careful"})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("detached: %v; logged: %v", detached != nil, logged)}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "sample", Description: "Asks the client."}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		_, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 1, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+		return nil, nil, err
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "close", Description: "Closes its stream."}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		if req.Extra != nil && req.Extra.CloseSSEStream != nil {
+			req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 1500_000_000})
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "after close"}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami", Description: "Echoes a request header."}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x-caller: " + req.Extra.Header.Get("X-Caller") + "; version: " + req.Session.InitializeParams().ProtocolVersion}}}, nil, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "who", Required: true}}}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello " + req.Params.Arguments["who"]}}}}, nil
+	})
+	s.AddResource(&mcp.Resource{URI: "mem://a", Name: "a", MIMEType: "text/plain"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "mem://a", Text: "A"}}}, nil
+	})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "mem://{x}", Name: "x"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	})
+	return s
+}
+
+// legacy are the protocol versions before 2026-07-28; "" is a request
+// without the header.
+var legacy = []string{"", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+
+func call(id, method, params string) string {
+	if params == "" {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `"}`
+	}
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`
+}
+
+const meta2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}`
+
+// corpus is every request both handlers answer.
+func corpus() []probe {
+	var ps []probe
+	plainCalls := []struct{ name, method, params string }{
+		{"echo", "tools/call", `{"name":"echo","arguments":{"text":"hi","count":2}}`},
+		{"echo spaced", "tools/call", ` { "name" : "echo", "arguments" : { "text" : "h\"i" } } `},
+		{"echo bad args", "tools/call", `{"name":"echo","arguments":{"text":3}}`},
+		{"unknown tool", "tools/call", `{"name":"nope","arguments":{}}`},
+		{"failing tool", "tools/call", `{"name":"fail","arguments":{}}`},
+		{"progress", "tools/call", `{"name":"progress","arguments":{},"_meta":{"progressToken":"p1"}}`},
+		{"progress without token", "tools/call", `{"name":"progress","arguments":{}}`},
+		{"sampling refused", "tools/call", `{"name":"sample","arguments":{}}`},
+		{"close stream", "tools/call", `{"name":"close","arguments":{}}`},
+		{"header and version", "tools/call", `{"name":"whoami","arguments":{}}`},
+		{"tools/list", "tools/list", `{}`},
+		{"tools/list cursor", "tools/list", `{"cursor":"bogus"}`},
+		{"prompts/list", "prompts/list", `{}`},
+		{"prompts/get", "prompts/get", `{"name":"greet","arguments":{"who":"you"}}`},
+		{"prompts/get missing arg", "prompts/get", `{"name":"greet"}`},
+		{"resources/list", "resources/list", `{}`},
+		{"resources/read", "resources/read", `{"uri":"mem://a"}`},
+		{"resources/read template", "resources/read", `{"uri":"mem://zz"}`},
+		{"resources/templates/list", "resources/templates/list", `{}`},
+		{"completion", "completion/complete", `{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":"y"}}`},
+		{"ping", "ping", `{}`},
+	}
+	for _, v := range legacy {
+		h := map[string]string{"X-Caller": "c1"}
+		if v != "" {
+			h["Mcp-Protocol-Version"] = v
+		}
+		tag := cmp.Or(v, "no version")
+		for _, c := range plainCalls {
+			ps = append(ps, probe{name: tag + ": " + c.name, header: h, body: call("7", c.method, c.params), plain: true})
+		}
+		ps = append(ps,
+			probe{name: tag + ": string id", header: h, body: call(`"abc"`, "ping", `{}`), plain: true},
+			probe{name: tag + ": negative id", header: h, body: call("-3", "ping", `{}`), plain: true},
+			probe{name: tag + ": float id", header: h, body: call("1.5", "ping", `{}`)},
+			probe{name: tag + ": huge id", header: h, body: call("123456789012345678901", "ping", `{}`)},
+			probe{name: tag + ": null id", header: h, body: call("null", "ping", `{}`)},
+			probe{name: tag + ": bool id", header: h, body: call("true", "ping", `{}`)},
+			probe{name: tag + ": no params", header: h, body: call("1", "tools/list", "")},
+			probe{name: tag + ": null params", header: h, body: call("1", "tools/call", "null")},
+			probe{name: tag + ": array params", header: h, body: call("1", "tools/call", "[]")},
+			probe{name: tag + ": call without params", header: h, body: call("1", "tools/call", "")},
+			probe{name: tag + ": initialize", header: h, body: call("1", "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}`)},
+			probe{name: tag + ": setLevel", header: h, body: call("1", "logging/setLevel", `{"level":"debug"}`)},
+			probe{name: tag + ": subscribe", header: h, body: call("1", "resources/subscribe", `{"uri":"mem://a"}`)},
+			probe{name: tag + ": discover", header: h, body: call("1", "server/discover", `{}`)},
+			probe{name: tag + ": unknown method", header: h, body: call("1", "tools/frobnicate", `{}`)},
+			probe{name: tag + ": initialized", header: h, body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+			probe{name: tag + ": cancelled", header: h, body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`},
+			probe{name: tag + ": notification with id", header: h, body: call("1", "notifications/initialized", `{}`)},
+			probe{name: tag + ": call without id", header: h, body: `{"jsonrpc":"2.0","method":"tools/list","params":{}}`},
+			probe{name: tag + ": response", header: h, body: `{"jsonrpc":"2.0","id":1,"result":{}}`},
+			probe{name: tag + ": version 1.0", header: h, body: `{"jsonrpc":"1.0","id":1,"method":"ping","params":{}}`},
+			probe{name: tag + ": no version tag", header: h, body: `{"id":1,"method":"ping","params":{}}`},
+			probe{name: tag + ": extra member", header: h, body: `{"jsonrpc":"2.0","id":1,"method":"ping","params":{},"x":1}`},
+			probe{name: tag + ": duplicate member", header: h, body: `{"jsonrpc":"2.0","id":1,"id":2,"method":"ping","params":{}}`},
+			probe{name: tag + ": capitalised member", header: h, body: `{"jsonrpc":"2.0","id":1,"Method":"ping","params":{}}`},
+			probe{name: tag + ": trailing data", header: h, body: call("1", "ping", `{}`) + ` {}`},
+			probe{name: tag + ": trailing space", header: h, body: call("1", "ping", `{}`) + " \n", plain: true},
+			probe{name: tag + ": malformed", header: h, body: `{"jsonrpc":"2.0","id":1,"method":`},
+			probe{name: tag + ": not JSON", header: h, body: `hello`},
+			probe{name: tag + ": empty body", header: h, body: ``},
+			probe{name: tag + ": batch", header: h, body: `[` + call("1", "ping", `{}`) + `,` + call("2", "tools/list", `{}`) + `]`},
+			probe{name: tag + ": empty batch", header: h, body: `[]`},
+			probe{name: tag + ": deep", header: h, body: call("1", "tools/call", `{"name":"echo","arguments":{"text":"x","deep":`+strings.Repeat("[", 1100)+strings.Repeat("]", 1100)+`}}`)},
+			probe{name: tag + ": invalid UTF-8", header: h, body: call("1", "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":\"\xff\"}}")},
+			probe{name: tag + ": escaped text", header: h, body: call("1", "tools/call", `{"name":"echo","arguments":{"text":"\u00e9"}}`)},
+			probe{name: tag + ": new-protocol _meta", header: h, body: call("1", "tools/list", `{`+meta2026+`}`)},
+		)
+	}
+	// MCP 2026-07-28 requests (the SDK's handler serves them all).
+	h26 := func(method, name string) map[string]string {
+		h := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+		if name != "" {
+			h["Mcp-Name"] = name
+		}
+		return h
+	}
+	ps = append(ps,
+		probe{name: "2026: echo", header: h26("tools/call", "echo"), body: call("1", "tools/call", `{"name":"echo","arguments":{"text":"hi"},`+meta2026+`}`)},
+		probe{name: "2026: unknown tool", header: h26("tools/call", "nope"), body: call("1", "tools/call", `{"name":"nope","arguments":{},`+meta2026+`}`)},
+		probe{name: "2026: name mismatch", header: h26("tools/call", "other"), body: call("1", "tools/call", `{"name":"echo","arguments":{},`+meta2026+`}`)},
+		probe{name: "2026: no Mcp-Method", header: map[string]string{"Mcp-Protocol-Version": "2026-07-28"}, body: call("1", "tools/list", `{`+meta2026+`}`)},
+		probe{name: "2026: no _meta", header: h26("tools/list", ""), body: call("1", "tools/list", `{}`)},
+		probe{name: "2026: tools/list", header: h26("tools/list", ""), body: call("1", "tools/list", `{`+meta2026+`}`)},
+		probe{name: "2026: discover", header: h26("server/discover", ""), body: call("1", "server/discover", `{`+meta2026+`}`)},
+		probe{name: "2026: unknown method", header: h26("x/y", ""), body: call("1", "x/y", `{`+meta2026+`}`)},
+		probe{name: "2026: ping", header: h26("ping", ""), body: call("1", "ping", `{`+meta2026+`}`)},
+		probe{name: "2026: progress", header: h26("tools/call", "progress"), body: call("1", "tools/call", `{"name":"progress","arguments":{},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)},
+		probe{name: "unsupported version", header: map[string]string{"Mcp-Protocol-Version": "1999-01-01"}, body: call("1", "ping", `{}`)},
+		probe{name: "meta version on a 2025 header", header: map[string]string{"Mcp-Protocol-Version": "2025-11-25"}, body: call("1", "tools/call", `{"name":"echo","arguments":{"text":"a"},`+meta2026+`}`)},
+	)
+	ping := call("1", "ping", `{}`)
+	v := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+	with := func(k, val string) map[string]string {
+		h := map[string]string{"Mcp-Protocol-Version": "2025-11-25", k: val}
+		return h
+	}
+	ps = append(ps,
+		probe{name: "GET", method: http.MethodGet, header: v},
+		probe{name: "DELETE", method: http.MethodDelete, header: v},
+		probe{name: "PUT", method: http.MethodPut, header: v, body: ping},
+		probe{name: "no content type", header: with("Content-Type", ""), body: ping},
+		probe{name: "text content type", header: with("Content-Type", "text/plain"), body: ping},
+		probe{name: "json with charset", header: with("Content-Type", "application/json; charset=utf-8"), body: ping, plain: true},
+		probe{name: "JSON upper case", header: with("Content-Type", "Application/JSON"), body: ping, plain: true},
+		probe{name: "bad media type", header: with("Content-Type", "application/json;;"), body: ping},
+		probe{name: "no Accept", header: v, noAccpt: true, body: ping},
+		probe{name: "Accept json only", header: with("Accept", "application/json"), body: ping},
+		probe{name: "Accept events only", header: with("Accept", "text/event-stream"), body: ping},
+		probe{name: "Accept wildcard", header: with("Accept", "*/*"), body: ping, plain: true},
+		probe{name: "Accept with params", header: with("Accept", "application/json;q=0.9, TEXT/EVENT-STREAM"), body: ping, plain: true},
+		probe{name: "Accept subtypes", header: with("Accept", "application/*, text/*"), body: ping, plain: true},
+		probe{name: "Last-Event-ID", header: with("Last-Event-ID", "x_1"), body: ping},
+		probe{name: "session id ignored", header: with("Mcp-Session-Id", "s1"), body: ping, plain: true},
+		probe{name: "DNS rebinding", header: v, host: "evil.example", body: ping},
+		probe{name: "localhost host", header: v, host: "localhost", body: ping, plain: true},
+	)
+	return ps
+}
+
+// send sends p to url and returns what the client sees.
+func send(t *testing.T, url string, p probe) answer {
+	t.Helper()
+	req, err := http.NewRequest(cmp.Or(p.method, http.MethodPost), url, strings.NewReader(p.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if !p.noAccpt {
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
+	for k, v := range p.header {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	if p.host != "" {
+		req.Host = p.host
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Header.Del("Date")
+	return answer{resp.StatusCode, resp.Header, string(body)}
+}
+
+// TestDifferential sends the corpus to go-sdk's stateless handler and to
+// the Handler in front of another one, and compares what a client sees;
+// and checks which requests the fast path served itself.
+func TestDifferential(t *testing.T) {
+	s := corpusServer()
+	sdkOpts := &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}
+	sdk := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, sdkOpts))
+	defer sdk.Close()
+	var handedOn atomic.Int64
+	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, sdkOpts)
+	h := statelesshttp.New(s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		handedOn.Add(1)
+		inner.ServeHTTP(w, r)
+	}))
+	own := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Error(err)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.Serve(w, r, body)
+	}))
+	defer own.Close()
+
+	ps := corpus()
+	names := map[string]bool{}
+	for _, p := range ps {
+		if names[p.name] {
+			t.Fatalf("two probes named %q", p.name)
+		}
+		names[p.name] = true
+	}
+	for _, p := range ps {
+		t.Run(p.name, func(t *testing.T) {
+			want := send(t, sdk.URL, p)
+			before := handedOn.Load()
+			got := send(t, own.URL, p)
+			if diff := gocmp.Diff(want, got); diff != "" {
+				t.Errorf("answers differ (-sdk +own):\n%s", diff)
+			}
+			if served := handedOn.Load() == before; served != p.plain {
+				t.Errorf("served by the fast path: %v, want %v", served, p.plain)
+			}
+		})
+	}
+	if n := slices.IndexFunc(ps, func(p probe) bool { return p.plain }); n < 0 {
+		t.Fatal("no plain probe")
+	}
+}

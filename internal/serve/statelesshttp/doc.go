@@ -1,0 +1,32 @@
+// Package statelesshttp is toolroute's own transport for stateless
+// streamable HTTP (MCP): a [mcp.Transport] and [mcp.Connection] of one
+// call, built on the SDK's public interfaces, with the SDK's server,
+// sessions, middleware and handlers serving the call.
+//
+// # What it serves, and what it hands on
+//
+// The [Handler] serves a request itself only when it is plain: a POST
+// whose headers the SDK's handler accepts (DNS rebinding protection,
+// media types, a protocol version header of a version before 2026-07-28
+// that the server serves, or none), whose body is one JSON-RPC call of a
+// method that changes nothing in a session (tools/call, tools/list and
+// the other list, get and read methods, ping), well formed. It decodes
+// that body once with encoding/json, connects a session of the SDK's
+// server to a connection that hands it the call and writes the answer
+// (and the notifications the call sends before it) as server-sent
+// events, exactly as the SDK's handler writes them.
+//
+// Every other request (GET, DELETE, batches, notifications, initialize,
+// malformed JSON, MCP 2026-07-28 requests with their per-request _meta
+// and headers, wrong headers) goes to the SDK's own stateless handler,
+// which answers it as it always did. A request the fast path cannot
+// tell for sure it would answer alike goes there too: its checks may be
+// stricter than the SDK's, never laxer. The differential test in
+// package server sends one corpus to both and compares the answers.
+//
+// What the SDK's handler spends that this one does not: its JSON
+// decoder (which allocates a 32 KiB buffer for every value it decodes)
+// run over the body three to five times before the session decodes it
+// again, a random stream id, and a session connection with maps of
+// streams.
+package statelesshttp
