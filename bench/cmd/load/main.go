@@ -1,7 +1,9 @@
 // Command load measures tools/call throughput and latency over stateless
 // HTTP (MCP 2025-11-25) at several levels of concurrent clients, for
 // toolroute (server.New behind its HTTPServer: bearer tokens, an
-// authz.Policy, the call log and deadline, as example-service serves),
+// authz.Policy, the call log and deadline, as example-service serves)
+// on its own stateless transport ("toolroute") and on go-sdk's handler
+// (server.HTTPOptions.SDKTransport: "tr-sdk"),
 // a raw go-sdk server and a mark3labs/mcp-go server of the same tool, on
 // loopback in one process. At each level the servers take turns in short
 // rounds, so that all see the same machine load. Every run is bounded in
@@ -38,11 +40,14 @@ func main() {
 	defer raw.Close()
 	tr := httptest.NewServer(benchtools.ToolrouteHTTP(benchtools.Toolroute(tools)))
 	defer tr.Close()
+	trSDK := httptest.NewServer(benchtools.ToolrouteSDKHTTP(benchtools.Toolroute(tools)))
+	defer trSDK.Close()
 	mg := httptest.NewServer(bench.MCPGo(tools))
 	defer mg.Close()
 	targets := []bench.Target{
 		{Name: "raw", URL: raw.URL + "/mcp"},
 		{Name: "toolroute", URL: tr.URL + "/mcp", Token: benchtools.Token},
+		{Name: "tr-sdk", URL: trSDK.URL + "/mcp", Token: benchtools.Token},
 		{Name: "mcpgo", URL: mg.URL + "/mcp"},
 	}
 	body := benchtools.CallBody(benchtools.Name(3))

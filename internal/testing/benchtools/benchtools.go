@@ -108,10 +108,17 @@ func Toolroute(n int) *mcp.Server {
 
 // ToolrouteHTTP serves s at /mcp as server.HTTPServer does (stateless),
 // its caller from the bearer [Token].
-func ToolrouteHTTP(s *mcp.Server) http.Handler {
+func ToolrouteHTTP(s *mcp.Server) http.Handler { return toolrouteHTTP(s, false) }
+
+// ToolrouteSDKHTTP is [ToolrouteHTTP] with server.HTTPOptions.SDKTransport:
+// go-sdk's streamable HTTP handler alone rather than toolroute's
+// transport.
+func ToolrouteSDKHTTP(s *mcp.Server) http.Handler { return toolrouteHTTP(s, true) }
+
+func toolrouteHTTP(s *mcp.Server, sdkTransport bool) http.Handler {
 	hs, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(map[string]authz.Caller{
 		Token: {Subject: "bench", Roles: []string{"bench"}},
-	})}})
+	}), SDKTransport: sdkTransport}})
 	if err != nil {
 		panic(err)
 	}
