@@ -261,3 +261,36 @@ func BenchmarkListInMemory(b *testing.B) {
 		benchtools.Paired(b, "list", "raw", func() time.Duration { return list(b, rawCS) }, "toolroute", func() time.Duration { return list(b, trCS) })
 	})
 }
+
+// BenchmarkCallTransports times the server side of one tools/call over
+// stateless HTTP (raw JSON-RPC POSTs of MCP 2025-11-25, responses read
+// as bytes) through server.New's whole chain, on toolroute's own
+// transport ("own", the default) and on go-sdk's handler
+// (HTTPOptions.SDKTransport: "sdk"); paired alternates them call by call
+// and reports the ratio own / sdk.
+func BenchmarkCallTransports(b *testing.B) {
+	body := benchtools.CallBody(benchtools.Name(3))
+	b.Run("own", func(b *testing.B) {
+		loopPosts(b, benchtools.ToolrouteHTTP(benchtools.Toolroute(10)), benchtools.Token, body)
+	})
+	b.Run("sdk", func(b *testing.B) {
+		loopPosts(b, benchtools.ToolrouteSDKHTTP(benchtools.Toolroute(10)), benchtools.Token, body)
+	})
+	b.Run("paired", func(b *testing.B) {
+		sdk := httptest.NewServer(benchtools.ToolrouteSDKHTTP(benchtools.Toolroute(10)))
+		defer sdk.Close()
+		own := httptest.NewServer(benchtools.ToolrouteHTTP(benchtools.Toolroute(10)))
+		defer own.Close()
+		c := &benchtools.Client{}
+		timed := func(url string) func() time.Duration {
+			return func() time.Duration {
+				start := time.Now()
+				if _, err := c.Post(url+"/mcp", benchtools.Token, body); err != nil {
+					b.Fatal(err)
+				}
+				return time.Since(start)
+			}
+		}
+		benchtools.Paired(b, "call", "sdk", timed(sdk.URL), "own", timed(own.URL))
+	})
+}

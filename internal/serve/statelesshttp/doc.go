@@ -8,17 +8,25 @@
 // The [Handler] serves a request itself only when it is plain: a POST
 // whose headers the SDK's handler accepts (DNS rebinding protection,
 // media types, a protocol version header of a version before 2026-07-28
-// that the server serves, or none), whose body is one JSON-RPC call of a
-// method that changes nothing in a session (tools/call, tools/list and
-// the other list, get and read methods, ping), well formed. It decodes
-// that body once with encoding/json, connects a session of the SDK's
-// server to a connection that hands it the call and writes the answer
-// (and the notifications the call sends before it) as server-sent
-// events, exactly as the SDK's handler writes them.
+// that the server serves, none, or 2026-07-28 with a matching
+// Mcp-Method), whose body is one well-formed JSON-RPC call of a method
+// that changes nothing in a session: before 2026-07-28, tools/call,
+// tools/list and the other list, get and read methods, ping; from
+// 2026-07-28 (with its per-request _meta), the methods whose headers
+// name nothing (the lists, completion/complete, server/discover). It
+// decodes that body once with encoding/json, connects a session of the
+// SDK's server to a connection that hands it the call and writes the
+// answer (and the notifications the call sends before it) as
+// server-sent events, or a 2026-07-28 protocol error as JSON with its
+// HTTP status, exactly as the SDK's handler writes them. A 2026-07-28
+// call ends with its request, as go-sdk's handler ends it when
+// StreamableHTTPOptions.PropagateRequestCancellation is set.
 //
 // Every other request (GET, DELETE, batches, notifications, initialize,
-// malformed JSON, MCP 2026-07-28 requests with their per-request _meta
-// and headers, wrong headers) goes to the SDK's own stateless handler,
+// malformed JSON, a 2026-07-28 tools/call, prompts/get or
+// resources/read, whose Mcp-Name and Mcp-Param headers only the SDK can
+// check against the tool's x-mcp-header arguments, wrong headers) goes
+// to the SDK's own stateless handler,
 // which answers it as it always did. A request the fast path cannot
 // tell for sure it would answer alike goes there too: its checks may be
 // stricter than the SDK's, never laxer. The differential test in

@@ -50,13 +50,18 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, body []byte) {
 		h.sdk.ServeHTTP(w, r)
 		return
 	}
-	req, ok := plainRequest(body)
-	if !ok {
+	newProtocol := r.Header.Get("Mcp-Protocol-Version") == newVersion
+	req, ok := plainRequest(body, newProtocol)
+	if !ok || newProtocol && r.Header.Get("Mcp-Method") != req.Method {
 		h.sdk.ServeHTTP(w, r)
 		return
 	}
-	h.serve(w, r, req)
+	h.serve(w, r, req, newProtocol)
 }
+
+// newVersion is MCP 2026-07-28, whose requests carry their protocol
+// version, client information and capabilities in their own _meta.
+const newVersion = "2026-07-28"
 
 // plainHeaders reports whether the SDK's handler would get past its
 // checks of r's method and headers, for a protocol version the fast path
@@ -72,7 +77,7 @@ func (h *Handler) plainHeaders(r *http.Request) bool {
 			return false
 		}
 	}
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !h.legacy[v] {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v != newVersion && !h.legacy[v] {
 		return false
 	}
 	if len(r.Header.Values("Last-Event-ID")) > 0 {
@@ -120,10 +125,10 @@ func loopback(addr string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// plainMethods are the methods the fast path serves: calls of a
-// session's first request that change nothing in it (initialize,
-// logging/setLevel and subscriptions go to the SDK's handler), and that
-// the SDK's handler takes with any params object.
+// plainMethods are the methods the fast path serves before MCP
+// 2026-07-28: calls of a session's first request that change nothing in
+// it (initialize, logging/setLevel and subscriptions go to the SDK's
+// handler), and that the SDK's handler takes with any params object.
 var plainMethods = map[string]bool{
 	"tools/call":               true,
 	"tools/list":               true,
@@ -136,6 +141,21 @@ var plainMethods = map[string]bool{
 	"ping":                     true,
 }
 
+// newPlainMethods are the methods the fast path serves from MCP
+// 2026-07-28: those whose headers name no tool, prompt or resource
+// (Mcp-Name, which the SDK's handler checks against the body, and the
+// Mcp-Param headers of a tool's x-mcp-header arguments, which only the
+// SDK knows).
+var newPlainMethods = map[string]bool{
+	"tools/list":               true,
+	"prompts/list":             true,
+	"resources/list":           true,
+	"resources/templates/list": true,
+	"completion/complete":      true,
+	"server/discover":          true,
+	"ping":                     true, // removed: answered 404
+}
+
 // maxPlainDepth bounds the nesting of a body the fast path decodes; the
 // SDK's decoder refuses 1,000 levels and more.
 const maxPlainDepth = 64
@@ -143,11 +163,14 @@ const maxPlainDepth = 64
 // plainRequest decodes body if it is one JSON-RPC call of a plain method
 // with a params object, its members exactly "jsonrpc" ("2.0"), "id" (a
 // string, or an integer of at most 2^53 in size), "method" and "params",
-// each once, and nothing in params that names a protocol version (MCP
-// 2026-07-28's per-request _meta, which the SDK's handler checks against
-// the headers). Any other body (a batch, a notification, malformed JSON,
-// invalid UTF-8) is the SDK handler's to answer.
-func plainRequest(body []byte) (*jsonrpc.Request, bool) {
+// each once, and no escape sequence in params. Before MCP 2026-07-28
+// (newProtocol false), params must not name a protocol version (a
+// per-request _meta, which the SDK's handler checks against the
+// headers); from it, params must have a _meta object whose protocol
+// version is 2026-07-28, named once. Any other body (a batch, a
+// notification, malformed JSON, invalid UTF-8) is the SDK handler's to
+// answer.
+func plainRequest(body []byte, newProtocol bool) (*jsonrpc.Request, bool) {
 	if !utf8.Valid(body) || !shallow(body) {
 		return nil, false
 	}
@@ -196,11 +219,18 @@ func plainRequest(body []byte) (*jsonrpc.Request, bool) {
 	if !seen[0] || !seen[1] || !seen[2] || !seen[3] || string(version) != `"2.0"` {
 		return nil, false
 	}
-	if err := json.Unmarshal(raw, &req.Method); err != nil || !plainMethods[req.Method] {
+	methods := plainMethods
+	if newProtocol {
+		methods = newPlainMethods
+	}
+	if err := json.Unmarshal(raw, &req.Method); err != nil || !methods[req.Method] {
 		return nil, false
 	}
-	if len(req.Params) == 0 || req.Params[0] != '{' ||
-		bytes.Contains(req.Params, []byte("protocolVersion")) || bytes.Contains(req.Params, []byte(`\u`)) {
+	if len(req.Params) == 0 || req.Params[0] != '{' || bytes.Contains(req.Params, []byte(`\u`)) {
+		return nil, false
+	}
+	switch n := bytes.Count(req.Params, []byte("protocolVersion")); {
+	case !newProtocol && n > 0, newProtocol && (n != 1 || !metaVersion(req.Params)):
 		return nil, false
 	}
 	var ok bool
@@ -208,6 +238,17 @@ func plainRequest(body []byte) (*jsonrpc.Request, bool) {
 		return nil, false
 	}
 	return &req, true
+}
+
+// metaVersion reports whether params has a _meta object whose protocol
+// version is 2026-07-28.
+func metaVersion(params json.RawMessage) bool {
+	var p struct {
+		Meta *struct {
+			Version *string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+	}
+	return json.Unmarshal(params, &p) == nil && p.Meta != nil && p.Meta.Version != nil && *p.Meta.Version == newVersion
 }
 
 // plainID is a JSON-RPC id: a string, or an integer of at most 2^53 in
@@ -266,20 +307,29 @@ const defaultVersion = "2025-03-26"
 
 // serve answers the plain call req of r in a session of its own, as the
 // SDK's handler does: the session's state is that of an initialized
-// session of the request's protocol version, the answer one server-sent
-// event (after any notification the call sends in its course).
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+// session of the request's protocol version (from 2026-07-28, none: the
+// request carries its own), the answer one server-sent event (after any
+// notification the call sends in its course), or from 2026-07-28 a
+// protocol error as JSON with its HTTP status. From 2026-07-28 the call
+// ends with its request, as the SDK's handler ends it when told to
+// (StreamableHTTPOptions.PropagateRequestCancellation, which toolroute
+// sets); before, the caller ends it.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, newProtocol bool) {
 	version := cmp.Or(r.Header.Get("Mcp-Protocol-Version"), defaultVersion)
 	x := &exchange{w: w, id: req.ID, version: version, incoming: make(chan jsonrpc.Message, 1), done: make(chan struct{}), closed: make(chan struct{})}
+	if newProtocol {
+		x.request = r.Context()
+	}
 	req.Extra = &mcp.RequestExtra{
 		TokenInfo:      auth.TokenInfoFromContext(r.Context()),
 		Header:         r.Header,
 		CloseSSEStream: x.closeStream,
 	}
-	state := &mcp.ServerSessionState{
-		InitializeParams:  &mcp.InitializeParams{ProtocolVersion: version},
-		InitializedParams: &mcp.InitializedParams{},
-		LogLevel:          "info",
+	state := &mcp.ServerSessionState{}
+	if !newProtocol {
+		state.InitializeParams = &mcp.InitializeParams{ProtocolVersion: version}
+		state.InitializedParams = &mcp.InitializedParams{}
+		state.LogLevel = "info"
 	}
 	ctx := context.WithValue(r.Context(), exchangeKey{}, x)
 	ss, err := h.server.Connect(ctx, x, &mcp.ServerSessionOptions{State: state})
@@ -312,9 +362,13 @@ var errRejected = &jsonrpc.Error{Code: -32005, Message: "rejected by transport"}
 // exchange is the one connection of a session that serves one call: its
 // transport and its connection at once (a session connects once).
 type exchange struct {
-	w        http.ResponseWriter
-	id       jsonrpc.ID // of the call
-	version  string
+	w       http.ResponseWriter
+	id      jsonrpc.ID // of the call
+	version string
+	// request, if not nil, is the context of the HTTP request whose end
+	// ends the call (from 2026-07-28): Read fails then, which makes the
+	// session cancel the calls in flight.
+	request  context.Context
 	incoming chan jsonrpc.Message // the call, then nothing
 	closed   chan struct{}        // closed by Close
 
@@ -337,11 +391,17 @@ func (x *exchange) SessionID() string { return "" }
 
 // Read implements [mcp.Connection].
 func (x *exchange) Read(ctx context.Context) (jsonrpc.Message, error) {
+	var ended <-chan struct{} // nil: never
+	if x.request != nil {
+		ended = x.request.Done()
+	}
 	select {
 	case msg := <-x.incoming:
 		return msg, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-ended:
+		return nil, context.Cause(x.request)
 	case <-x.closed:
 		return nil, io.EOF
 	}
@@ -383,10 +443,38 @@ func (x *exchange) Write(ctx context.Context, msg jsonrpc.Message) error {
 		x.answered = true
 		defer close(x.done)
 	}
-	if err := writeEvent(x.w, "message", "", data); err != nil {
+	if status := x.errorStatus(resp); status != 0 {
+		x.w.Header().Set("Content-Type", "application/json")
+		x.w.WriteHeader(status)
+		_, err = x.w.Write(data)
+	} else {
+		err = writeEvent(x.w, "message", "", data)
+	}
+	if err != nil {
 		return errorf("undelivered message: " + err.Error())
 	}
 	return nil
+}
+
+// errorStatus is the HTTP status of resp (nil: not a response) from MCP
+// 2026-07-28, if it is a protocol error that has one (404 for an unknown
+// method, 400 for invalid params, an unsupported protocol version or
+// missing client capabilities); else 0, an event of the stream.
+func (x *exchange) errorStatus(resp *jsonrpc.Response) int {
+	if x.version < newVersion || resp == nil || resp.Error == nil {
+		return 0
+	}
+	var werr *jsonrpc.Error
+	if !errors.As(resp.Error, &werr) {
+		return 0
+	}
+	switch werr.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return 0
 }
 
 // errorf is a transport's refusal of a message, as the SDK words it.
@@ -405,8 +493,8 @@ func (e *wrapped) Unwrap() error { return errRejected }
 func (x *exchange) closeStream(args mcp.CloseSSEStreamArgs) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.answered || x.released {
-		return
+	if x.answered || x.released || x.version >= newVersion {
+		return // deprecated from 2026-07-28: it does nothing
 	}
 	if x.version >= "2025-11-25" && args.RetryAfter > 0 {
 		writeEvent(x.w, "close", strconv.FormatInt(args.RetryAfter.Milliseconds(), 10), nil)
