@@ -241,14 +241,16 @@ func plainRequest(body []byte, newProtocol bool) (*jsonrpc.Request, bool) {
 }
 
 // metaVersion reports whether params has a _meta object whose protocol
-// version is 2026-07-28.
+// version is 2026-07-28, each named once, with the SDK's case-sensitive
+// matching of names (encoding/json's struct fields would match "_META").
 func metaVersion(params json.RawMessage) bool {
-	var p struct {
-		Meta *struct {
-			Version *string `json:"io.modelcontextprotocol/protocolVersion"`
-		} `json:"_meta"`
+	if bytes.Count(params, []byte(`"_meta"`)) != 1 {
+		return false
 	}
-	return json.Unmarshal(params, &p) == nil && p.Meta != nil && p.Meta.Version != nil && *p.Meta.Version == newVersion
+	var p map[string]json.RawMessage
+	var meta map[string]json.RawMessage
+	return json.Unmarshal(params, &p) == nil && json.Unmarshal(p["_meta"], &meta) == nil &&
+		string(meta["io.modelcontextprotocol/protocolVersion"]) == `"`+newVersion+`"`
 }
 
 // plainID is a JSON-RPC id: a string, or an integer of at most 2^53 in
