@@ -519,21 +519,24 @@ func (x *exchange) Close() error {
 }
 
 // writeEvent writes one server-sent event of the given type, with a
-// retry field if retry is not empty, and flushes it.
+// retry field if retry is not empty, and flushes it. The pieces go to
+// the response's own buffer: no copy of data is made.
 func writeEvent(w http.ResponseWriter, event, retry string, data []byte) error {
-	b := make([]byte, 0, len("event: \nretry: \ndata: \n\n")+len(event)+len(retry)+len(data))
-	b = append(b, "event: "...)
-	b = append(b, event...)
-	b = append(b, '\n')
-	if retry != "" {
-		b = append(b, "retry: "...)
-		b = append(b, retry...)
-		b = append(b, '\n')
+	head := "event: message\ndata: "
+	if event != "message" || retry != "" {
+		head = "event: " + event + "\n"
+		if retry != "" {
+			head += "retry: " + retry + "\n"
+		}
+		head += "data: "
 	}
-	b = append(b, "data: "...)
-	b = append(b, data...)
-	b = append(b, "\n\n"...)
-	_, err := w.Write(b)
+	_, err := io.WriteString(w, head)
+	if err == nil {
+		_, err = w.Write(data)
+	}
+	if err == nil {
+		_, err = io.WriteString(w, "\n\n")
+	}
 	_ = http.NewResponseController(w).Flush()
 	return err
 }
