@@ -335,7 +335,7 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions, rep reporter, d *drain) (_ 
 		}
 		serve := func(w http.ResponseWriter, r *http.Request, _ []byte) { streamable.ServeHTTP(w, r) }
 		if !opts.SDKTransport {
-			serve = statelesshttp.New(s, streamable).Serve
+			serve = statelessTransport(s, streamable).Serve
 		}
 		mcpHandler, unsubscribe = bindCalls(serve, maxBody, rel, d)
 	} else {
@@ -376,6 +376,10 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions, rep reporter, d *drain) (_ 
 	}
 	return endpoint, open, unsubscribe, nil
 }
+
+// statelessTransport is toolroute's stateless transport
+// ([HTTPOptions.SDKTransport]); a test counts the handlers it makes.
+var statelessTransport = statelesshttp.New
 
 // verifier adapts o.Verifier to the SDK: the caller travels in the
 // TokenInfo, and errors never echo the token.

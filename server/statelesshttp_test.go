@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"cmp"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/server"
 )
 
@@ -66,12 +66,6 @@ type httpProbe struct {
 	method string
 	header map[string]string
 	body   string
-}
-
-type httpAnswer struct {
-	Status int
-	Header http.Header
-	Body   string
 }
 
 const meta2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -133,34 +127,7 @@ func serverCorpus() []httpProbe {
 	return ps
 }
 
-func sendProbe(t *testing.T, url string, p httpProbe) httpAnswer {
+func sendProbe(t *testing.T, url string, p httpProbe) mcptest.Seen {
 	t.Helper()
-	method := p.method
-	if method == "" {
-		method = http.MethodPost
-	}
-	req, err := http.NewRequest(method, url, strings.NewReader(p.body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range p.header {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Header.Del("Date")
-	return httpAnswer{resp.StatusCode, resp.Header, string(body)}
+	return mcptest.Do(t, mcptest.Request(t, p.method, url, p.header, p.body))
 }

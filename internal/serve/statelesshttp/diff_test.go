@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/internal/serve/statelesshttp"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 )
 
 // A probe is one request of the corpus.
@@ -29,14 +30,6 @@ type probe struct {
 	body    string
 	noAccpt bool // send no Accept header
 	plain   bool // the fast path must serve it (not the SDK's handler)
-}
-
-// answer is what a client sees of a response, normalised: the Date
-// header is the only thing that legitimately differs.
-type answer struct {
-	Status int
-	Header http.Header
-	Body   string
 }
 
 // corpusServer is an SDK server with the features the corpus reaches:
@@ -250,37 +243,16 @@ func corpus() []probe {
 }
 
 // send sends p to url and returns what the client sees.
-func send(t *testing.T, url string, p probe) answer {
+func send(t *testing.T, url string, p probe) mcptest.Seen {
 	t.Helper()
-	req, err := http.NewRequest(cmp.Or(p.method, http.MethodPost), url, strings.NewReader(p.body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if !p.noAccpt {
-		req.Header.Set("Accept", "application/json, text/event-stream")
-	}
-	for k, v := range p.header {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
+	req := mcptest.Request(t, p.method, url, p.header, p.body)
+	if p.noAccpt {
+		req.Header.Del("Accept")
 	}
 	if p.host != "" {
 		req.Host = p.host
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Header.Del("Date")
-	return answer{resp.StatusCode, resp.Header, string(body)}
+	return mcptest.Do(t, req)
 }
 
 // TestDifferential sends the corpus to go-sdk's stateless handler and to

@@ -6,7 +6,9 @@
 package mcptest
 
 import (
+	"cmp"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -106,4 +108,51 @@ func Header(authorization, version string) http.Header {
 		h.Set("Mcp-Protocol-Version", version)
 	}
 	return h
+}
+
+// Request is a streamable HTTP request to url with the headers of
+// [Post], and those of header besides or instead; a header set to ""
+// is removed. An empty method is POST.
+func Request(tb testing.TB, method, url string, header map[string]string, body string) *http.Request {
+	tb.Helper()
+	req, err := http.NewRequest(cmp.Or(method, http.MethodPost), url, strings.NewReader(body))
+	if err != nil {
+		tb.Fatalf("mcptest: %v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	return req
+}
+
+// Seen is what a client sees of a response: its status, its header but
+// Date (the one part that differs between two servers' answers alike),
+// and its body.
+type Seen struct {
+	Status int
+	Header http.Header
+	Body   string
+}
+
+// Do sends req and returns what its client sees of the response; a
+// request that fails to be sent, or a body to be read, fails the test.
+func Do(tb testing.TB, req *http.Request) Seen {
+	tb.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatalf("mcptest: %s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatalf("mcptest: %s %s: reading the body: %v", req.Method, req.URL, err)
+	}
+	resp.Header.Del("Date")
+	return Seen{resp.StatusCode, resp.Header, string(body)}
 }
