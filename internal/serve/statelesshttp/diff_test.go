@@ -255,14 +255,14 @@ func send(t *testing.T, url string, p probe) mcptest.Seen {
 	return mcptest.Do(t, req)
 }
 
-// TestDifferential sends the corpus to go-sdk's stateless handler and to
-// the Handler in front of another one, and compares what a client sees;
-// and checks which requests the fast path served itself.
-func TestDifferential(t *testing.T) {
-	s := corpusServer()
+// servers serves s through go-sdk's stateless handler and through a
+// Handler in front of another one, and returns a function that compares
+// what a client sees of p from both, and checks whether the fast path
+// served it.
+func servers(t *testing.T, s *mcp.Server) (check func(t *testing.T, p probe)) {
 	sdkOpts := &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}
 	sdk := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, sdkOpts))
-	defer sdk.Close()
+	t.Cleanup(sdk.Close)
 	var handedOn atomic.Int64
 	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, sdkOpts)
 	h := statelesshttp.New(s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -277,8 +277,26 @@ func TestDifferential(t *testing.T) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.Serve(w, r, body)
 	}))
-	defer own.Close()
+	t.Cleanup(own.Close)
+	return func(t *testing.T, p probe) {
+		t.Helper()
+		want := send(t, sdk.URL, p)
+		before := handedOn.Load()
+		got := send(t, own.URL, p)
+		if diff := gocmp.Diff(want, got); diff != "" {
+			t.Errorf("answers differ (-sdk +own):\n%s", diff)
+		}
+		if served := handedOn.Load() == before; served != p.plain {
+			t.Errorf("served by the fast path: %v, want %v", served, p.plain)
+		}
+	}
+}
 
+// TestDifferential sends the corpus to go-sdk's stateless handler and to
+// the Handler in front of another one, and compares what a client sees;
+// and checks which requests the fast path served itself.
+func TestDifferential(t *testing.T) {
+	check := servers(t, corpusServer())
 	ps := corpus()
 	names := map[string]bool{}
 	for _, p := range ps {
@@ -288,19 +306,38 @@ func TestDifferential(t *testing.T) {
 		names[p.name] = true
 	}
 	for _, p := range ps {
-		t.Run(p.name, func(t *testing.T) {
-			want := send(t, sdk.URL, p)
-			before := handedOn.Load()
-			got := send(t, own.URL, p)
-			if diff := gocmp.Diff(want, got); diff != "" {
-				t.Errorf("answers differ (-sdk +own):\n%s", diff)
-			}
-			if served := handedOn.Load() == before; served != p.plain {
-				t.Errorf("served by the fast path: %v, want %v", served, p.plain)
-			}
-		})
+		t.Run(p.name, func(t *testing.T) { check(t, p) })
 	}
 	if n := slices.IndexFunc(ps, func(p probe) bool { return p.plain }); n < 0 {
 		t.Fatal("no plain probe")
+	}
+}
+
+// TestNarrowedVersions: a server that serves fewer protocol versions
+// (ServerOptions.SupportedProtocolVersions) is answered alike too: the
+// fast path serves only the versions the server serves, and asks which
+// without any middleware seeing it.
+func TestNarrowedVersions(t *testing.T) {
+	for _, versions := range [][]string{{"2025-06-18", "2026-07-28"}, {"2025-06-18"}} {
+		s := mcp.NewServer(&mcp.Implementation{Name: "narrow", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: versions})
+		var seen atomic.Int64
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				seen.Add(1)
+				return next(ctx, method, req)
+			}
+		})
+		check := servers(t, s)
+		if n := seen.Load(); n != 0 {
+			t.Fatalf("%v: New reached the middleware %d times", versions, n)
+		}
+		for _, p := range []probe{
+			{name: "served version", header: map[string]string{"Mcp-Protocol-Version": "2025-06-18"}, body: call("1", "tools/list", `{}`), plain: true},
+			{name: "version not served", header: map[string]string{"Mcp-Protocol-Version": "2025-11-25"}, body: call("1", "tools/list", `{}`)},
+			{name: "no version", body: call("1", "tools/list", `{}`), plain: true},
+			{name: "2026", header: map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}, body: call("1", "tools/list", `{`+meta2026+`}`), plain: true},
+		} {
+			t.Run(fmt.Sprint(versions, "/", p.name), func(t *testing.T) { check(t, p) })
+		}
 	}
 }

@@ -11,21 +11,23 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// discoverCall asks a server which protocol versions it serves. A server
-// that does not serve 2026-07-28 refuses it with the list it serves.
-const discoverCall = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` +
-	`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+// versionsCall asks a server which protocol versions it serves: it
+// names a version no server serves, which a session refuses, with the
+// list it serves, before any middleware or handler sees the call (so
+// that asking has no effect a service could observe: no log, no span).
+const versionsCall = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` +
+	`"io.modelcontextprotocol/protocolVersion":"9999-12-31","io.modelcontextprotocol/clientCapabilities":{}}}}`
 
 // legacyVersions returns the protocol versions before 2026-07-28 that s
 // serves, as a set, or nil if s does not say (see [New]).
 func legacyVersions(s *mcp.Server) map[string]bool {
-	msg, err := jsonrpc.DecodeMessage([]byte(discoverCall))
+	msg, err := jsonrpc.DecodeMessage([]byte(versionsCall))
 	if err != nil {
 		return nil
 	}
 	req := msg.(*jsonrpc.Request)
 	rec := &recorder{header: http.Header{}}
-	x := &exchange{w: rec, id: req.ID, version: "2026-07-28", incoming: make(chan jsonrpc.Message, 1), done: make(chan struct{}), closed: make(chan struct{})}
+	x := &exchange{w: rec, id: req.ID, incoming: make(chan jsonrpc.Message, 1), done: make(chan struct{}), closed: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), exchangeKey{}, x))
 	defer cancel()
 	ss, err := s.Connect(ctx, x, &mcp.ServerSessionOptions{State: &mcp.ServerSessionState{}})
@@ -41,9 +43,6 @@ func legacyVersions(s *mcp.Server) map[string]bool {
 		return nil
 	}
 	var answer struct {
-		Result *struct {
-			SupportedVersions []string `json:"supportedVersions"`
-		} `json:"result"`
 		Error *struct {
 			Code int64 `json:"code"`
 			Data struct {
@@ -54,15 +53,11 @@ func legacyVersions(s *mcp.Server) map[string]bool {
 	if json.Unmarshal(bytes.TrimSpace(data), &answer) != nil {
 		return nil
 	}
-	var versions []string
-	switch {
-	case answer.Result != nil:
-		versions = answer.Result.SupportedVersions
-	case answer.Error != nil && answer.Error.Code == mcp.CodeUnsupportedProtocolVersion:
-		versions = answer.Error.Data.Supported
+	if answer.Error == nil || answer.Error.Code != mcp.CodeUnsupportedProtocolVersion {
+		return nil
 	}
 	var legacy map[string]bool
-	for _, v := range versions {
+	for _, v := range answer.Error.Data.Supported {
 		if strings.Compare(v, "2026-07-28") < 0 {
 			if legacy == nil {
 				legacy = map[string]bool{}
