@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -283,6 +285,13 @@ func servers(t *testing.T, s *mcp.Server) (check func(t *testing.T, p probe)) {
 		want := send(t, sdk.URL, p)
 		before := handedOn.Load()
 		got := send(t, own.URL, p)
+		// go-sdk's allowsessionsinstateless gives each initialize a
+		// session id of its own: random, the one thing to normalise.
+		for _, a := range []mcptest.Seen{want, got} {
+			if a.Header.Get("Mcp-Session-Id") != "" {
+				a.Header.Set("Mcp-Session-Id", "(random)")
+			}
+		}
 		if diff := gocmp.Diff(want, got); diff != "" {
 			t.Errorf("answers differ (-sdk +own):\n%s", diff)
 		}
@@ -339,5 +348,24 @@ func TestNarrowedVersions(t *testing.T) {
 		} {
 			t.Run(fmt.Sprint(versions, "/", p.name), func(t *testing.T) { check(t, p) })
 		}
+	}
+}
+
+// TestCompatibilitySettings: with go-sdk compatibility settings
+// (MCPGODEBUG, read at start), the Handler hands every request to the
+// SDK's handler. The test runs itself again with the setting.
+func TestCompatibilitySettings(t *testing.T) {
+	if os.Getenv("MCPGODEBUG") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCompatibilitySettings$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "MCPGODEBUG=allowsessionsinstateless=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("with MCPGODEBUG: %v\n%s", err, out)
+		}
+		return
+	}
+	check := servers(t, corpusServer())
+	for _, p := range corpus() {
+		p.plain = false
+		t.Run(p.name, func(t *testing.T) { check(t, p) })
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,11 +38,21 @@ type Handler struct {
 // itself to sdk, which must be go-sdk's stateless StreamableHTTPHandler
 // of s, configured as the caller serves it (its answers are the ones this
 // handler's must equal). New asks s, through the transport, which
-// protocol versions it serves (server/discover); if s does not say, the
-// handler serves nothing itself.
+// protocol versions it serves (see [legacyVersions]); if s does not say,
+// or if the process runs with go-sdk compatibility settings (MCPGODEBUG,
+// such as allowsessionsinstateless, which changes what go-sdk's handler
+// does with a stateless request), the handler serves nothing itself.
 func New(s *mcp.Server, sdk http.Handler) *Handler {
-	return &Handler{server: s, sdk: sdk, legacy: legacyVersions(s)}
+	h := &Handler{server: s, sdk: sdk}
+	if !compatibility {
+		h.legacy = legacyVersions(s)
+	}
+	return h
 }
+
+// compatibility is whether go-sdk runs with compatibility settings,
+// which it reads once, at start, as this does.
+var compatibility = os.Getenv("MCPGODEBUG") != ""
 
 // Serve answers r, whose body (for a POST) the caller has read: body,
 // which r.Body still holds too, for the SDK's handler to read again.
