@@ -41,13 +41,16 @@
 //     parameter; one the transport owns (Authorization, Content-Type,
 //     Host, Cookie, the framing headers) is refused;
 //   - in:"body" is the whole JSON body (any JSON type; a nil pointer
-//     sends none);
+//     sends none). An option gives the body's media type, a JSON one:
+//     in:"body,application/json-patch+json" for a JSON Patch (RFC
+//     6902), in:"body,application/merge-patch+json" for a JSON Merge
+//     Patch (RFC 7396); the body is encoded as JSON all the same;
 //   - an untagged field that names no placeholder is a property of the
 //     JSON object body, for POST, PUT and PATCH (with encoding/json's
 //     options: omitempty, string); a method without a body refuses it.
 //
-// A request with a body has Content-Type: application/json; every one
-// asks Accept: application/json.
+// A request with a body has Content-Type: application/json, or the
+// in:"body" field's media type; every one asks Accept: application/json.
 //
 // # The answer
 //

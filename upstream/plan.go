@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"reflect"
 	"slices"
@@ -36,7 +37,8 @@ type field struct {
 	name   string       // the JSON name: placeholder, query key, header name or property
 	opts   string       // the json tag's options (",omitempty,string"), for a body property
 	at     place
-	omit   bool // omitempty or omitzero: a zero value is left out
+	omit   bool   // omitempty or omitzero: a zero value is left out
+	media  string // an in:"body" field's media type, "" for application/json
 	// format writes the field's value v as text: one segment, query
 	// value or header value; for a list, one per element. ok is false
 	// for a value to leave out (a nil pointer).
@@ -177,6 +179,11 @@ func newPlan(r tool.Route, in reflect.Type) *plan {
 		}
 		p.props, p.body = nil, nil
 	}
+	for _, f := range fields {
+		if f.media != "" && f.at != inBody {
+			fail("field %s of %s gives the media type %q, but only an in:\"body\" field, the whole body, may (in:\"body,%s\")", f.goName, typeName, f.media, f.media)
+		}
+	}
 	if p.body != nil && len(p.props) > 0 {
 		var names []string
 		for _, f := range p.props {
@@ -265,10 +272,18 @@ func structFields(t reflect.Type, fail func(string, ...any)) []*field {
 				}
 			}
 			if in, ok := sf.Tag.Lookup("in"); ok {
-				at, known := placeNames[in]
+				where, media, hasMedia := strings.Cut(in, ",")
+				at, known := placeNames[where]
 				if !known {
 					fail("field %s of %s has the tag in:%q: want in:\"path\", in:\"query\", in:\"header\" or in:\"body\" (untagged: a property of the JSON body)", sf.Name, t, in)
 					continue
+				}
+				if hasMedia {
+					if err := checkMedia(media); err != nil {
+						fail("field %s of %s has the tag in:%q: %v", sf.Name, t, in, err)
+						continue
+					}
+					f.media = media
 				}
 				f.at = at
 			}
@@ -287,6 +302,21 @@ func structFields(t reflect.Type, fail func(string, ...any)) []*field {
 	}
 	walk(t, nil)
 	return out
+}
+
+// checkMedia refuses a body's media type that is not a JSON one:
+// application/json or a type with the suffix +json (RFC 6839), such as
+// application/json-patch+json (RFC 6902) and
+// application/merge-patch+json (RFC 7396), which the body is encoded as.
+func checkMedia(media string) error {
+	mt, _, err := mime.ParseMediaType(media)
+	switch {
+	case err != nil:
+		return fmt.Errorf("the body's media type %q does not parse: %v", media, err)
+	case !isJSON(mt):
+		return fmt.Errorf("the body's media type %q is not application/json or a +json type: the body is encoded as JSON", media)
+	}
+	return nil
 }
 
 var textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()

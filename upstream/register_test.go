@@ -73,6 +73,12 @@ type (
 		C string `json:"X-A" in:"header"`
 		D string `json:"x-a" in:"header"`
 	}
+	textBody struct {
+		Text string `json:"text" in:"body,text/plain"`
+	}
+	mediaOnQuery struct {
+		Q string `json:"q" in:"query,application/json"`
+	}
 	listOut struct {
 		Items []item `json:"items" in:"body"`
 		More  []item `json:"more" in:"body"`
@@ -134,6 +140,10 @@ func TestRegistrationRefuses(t *testing.T) {
 			want: []string{`upstream POST /svc/items: field A of upstream_test.bodyAndProps is in:"body", the whole body, but Name would be properties of it: tag them in:"query" or in:"header", or move them into A's type`}},
 		{name: "unknown in tag", route: get, h: upstream.Forward[*deps, unknownIn, item],
 			want: []string{`upstream GET /svc/items/{id}: field Token of upstream_test.unknownIn has the tag in:"cookie": want in:"path", in:"query", in:"header" or in:"body" (untagged: a property of the JSON body)`}},
+		{name: "a body media type that is not JSON", route: svc("POST", "/items"), h: upstream.Forward[*deps, textBody, item],
+			want: []string{`upstream POST /svc/items: field Text of upstream_test.textBody has the tag in:"body,text/plain": the body's media type "text/plain" is not application/json or a +json type: the body is encoded as JSON`}},
+		{name: "a media type on a query field", route: svc("GET", "/items"), h: upstream.Forward[*deps, mediaOnQuery, item],
+			want: []string{`upstream GET /svc/items: field Q of upstream_test.mediaOnQuery gives the media type "application/json", but only an in:"body" field, the whole body, may (in:"body,application/json")`}},
 		{name: "map query field", route: svc("GET", "/items"), h: upstream.Forward[*deps, mapQuery, item],
 			want: []string{`upstream GET /svc/items: field Filter of upstream_test.mapQuery (json "filter", in:"query"): type map[string]string does not format as a parameter value: use a string, integer, float or bool type, a type with a MarshalText method, a pointer to one, or a slice of them`}},
 		{name: "bytes query field", route: svc("GET", "/items"), h: upstream.Forward[*deps, bytesQuery, item],

@@ -62,6 +62,18 @@ type replaceArgs struct {
 	Thing *thing `json:"thing,omitempty" in:"body"`
 }
 
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+// patchArgs send a JSON Patch (RFC 6902) under its own media type.
+type patchArgs struct {
+	ID  string    `json:"id"`
+	Ops []patchOp `json:"ops" in:"body,application/json-patch+json"`
+}
+
 type restartArgs struct {
 	ID string `json:"id"`
 }
@@ -110,6 +122,8 @@ var requestCases = []struct {
 		seen{Method: "POST", URI: "/orgs/acme/things", Header: http.Header{"Content-Type": {"application/json"}}, Body: `{"name":"Grinder \"Pro\"","quantity":0,"count":"7"}`}},
 	{"whole body", svc("PUT", "/things/{id}"), `{"id": 7, "thing": {"name": "x", "tags": ["a"]}}`, &replaceArgs{ID: 7, Thing: &thing{Name: "x", Tags: []string{"a"}}},
 		seen{Method: "PUT", URI: "/things/7", Header: http.Header{"Content-Type": {"application/json"}}, Body: `{"name":"x","tags":["a"]}`}},
+	{"whole body of a media type of its own", svc("PATCH", "/things/{id}"), `{"id": "t1", "ops": [{"op": "replace", "path": "/name", "value": "y"}]}`, patchArgs{ID: "t1", Ops: []patchOp{{Op: "replace", Path: "/name", Value: "y"}}},
+		seen{Method: "PATCH", URI: "/things/t1", Header: http.Header{"Content-Type": {"application/json-patch+json"}}, Body: `[{"op":"replace","path":"/name","value":"y"}]`}},
 	{"whole body absent", svc("PUT", "/things/{id}"), `{"id": 7}`, replaceArgs{ID: 7},
 		seen{Method: "PUT", URI: "/things/7"}},
 	{"a POST without body fields sends none", svc("POST", "/things/{id}/restart"), `{"id": "t1"}`, restartArgs{"t1"},
@@ -147,6 +161,8 @@ func forwardOf(r tool.Route, in any) tool.Handler[*deps] {
 		return upstream.Forward[*deps, createArgs, okResult](r)
 	case *replaceArgs, replaceArgs:
 		return upstream.Forward[*deps, *replaceArgs, okResult](r)
+	case patchArgs:
+		return upstream.Forward[*deps, patchArgs, okResult](r)
 	case restartArgs:
 		return upstream.Forward[*deps, restartArgs, okResult](r)
 	case nil:
