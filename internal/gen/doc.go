@@ -39,12 +39,21 @@
 //     comma-separated value a string) and, for a JSON request body, the
 //     properties of an object body as its own untagged fields, or, when
 //     one is named like a parameter or the body is no object, one
-//     in:"body" field;
+//     in:"body" field; a body whose one JSON media type is another than
+//     application/json (application/json-patch+json,
+//     application/merge-patch+json: any +json type) is always one
+//     in:"body,MEDIA" field, which upstream.Forward sends under that
+//     Content-Type;
 //   - its result is the schema of the first 2xx response with JSON
 //     content (the default response's without a 2xx one): an object is
 //     the result type itself, anything else the in:"body" field of a
 //     result struct (a structured result is an object); no JSON answer
-//     gives an empty struct.
+//     gives an empty struct. A JSON answer without a schema is the
+//     result itself (a map[string]json.RawMessage, the answer's
+//     properties as the upstream sent them) when the document's
+//     examples of it, at least one, are all objects, and the result's
+//     "value" (a json.RawMessage) otherwise: nothing says it is an
+//     object, and any JSON reaches the client as it came.
 //
 // Component schemas ($ref "#/components/schemas/NAME") become named types
 // in types.go, inline objects named types after their place

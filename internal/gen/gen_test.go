@@ -185,7 +185,6 @@ func TestSkipped(t *testing.T) {
 		{"GET /things (listThings)", `header parameter "Accept" left out: the header Accept is the HTTP client's to set`},
 		{"GET /things (listThings)", `cookie parameter "session" left out: cookie parameters are not supported (upstream.Forward sends no cookies)`},
 		{"GET /things (listThings)", `query parameter "filter" left out: style "deepObject" is not supported (upstream.Forward writes form style: key=value, a list as repeated keys)`},
-		{"PATCH /things/{thing-id} (get_thing)", "request body sent as application/json (the document says application/merge-patch+json)"},
 	}
 	if diff := cmp.Diff(wantNotes, s.Notes); diff != "" {
 		t.Errorf("notes (-want +got):\n%s", diff)
@@ -298,5 +297,39 @@ func TestGoVersion(t *testing.T) {
 	}
 	if !strings.Contains(string(data), "\ngo "+gen.GoVersion+"\n") {
 		t.Errorf("gen.GoVersion is %s; toolroute's go.mod says otherwise", gen.GoVersion)
+	}
+}
+
+// TestAnswerWithoutSchema: a JSON answer the document gives no schema is
+// the result itself when its examples are all objects, and the result's
+// "value" otherwise (an array or a string example, or none): a
+// structured result is an object, and nothing says the answer is one.
+func TestAnswerWithoutSchema(t *testing.T) {
+	for _, tc := range []struct{ name, content, want string }{
+		{"object examples", `{"examples": {"a": {"value": {"id": 1}}, "b": {"value": {}}}}`, "type GetVOutput map[string]json.RawMessage\n"},
+		{"object example", `{"example": {"id": 1}}`, "type GetVOutput map[string]json.RawMessage\n"},
+		{"an array example", `{"examples": {"a": {"value": {"id": 1}}, "b": {"value": [1]}}}`, "Value json.RawMessage `json:\"value\" in:\"body\""},
+		{"a string example", `{"example": "{\"id\": 1}"}`, "Value json.RawMessage `json:\"value\" in:\"body\""},
+		{"no example", `{}`, "Value json.RawMessage `json:\"value\" in:\"body\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := `{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/v": {"get": {"operationId": "getV",
+				"responses": {"200": {"description": "ok", "content": {"application/json": ` + tc.content + `}}}}}}}`
+			s, err := gen.Parse([]byte(doc), gen.Options{Service: "svc", Source: "t.json"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, err := s.ToolFiles()
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(files, func(f gen.File) bool { return f.Path == "get_v.go" })
+			if i < 0 {
+				t.Fatalf("no get_v.go among %d files", len(files))
+			}
+			if !strings.Contains(string(files[i].Data), tc.want) {
+				t.Errorf("get_v.go does not hold %q:\n%s", tc.want, files[i].Data)
+			}
+		})
 	}
 }

@@ -40,9 +40,12 @@ type plan struct {
 	bodyReq  bool
 	bodyJSON string // the in:"body" field's name
 	bodyDesc string
-	out      *openapi3.SchemaRef // nil: an empty result
-	hasOut   bool
-	route    tool.Route
+	// bodyMedia is the body's media type when it is a JSON one other
+	// than application/json (application/json-patch+json), "" otherwise.
+	bodyMedia string
+	out       *openapi3.SchemaRef // nil: an empty result
+	hasOut    bool
+	route     tool.Route
 }
 
 // tool analyses one operation; an error says why it is skipped.
@@ -87,6 +90,9 @@ func (s *Spec) tool(o *op, names *namespace) (Tool, []Skip, error) {
 			f.desc = "the request body"
 		}
 		f.name = exported(pl.bodyJSON, "Body")
+		if pl.bodyMedia != "" {
+			f.in = "body," + pl.bodyMedia
+		}
 		in.fields = append(in.fields, f)
 	}
 	uniqueFieldNames(in.fields)
@@ -265,7 +271,14 @@ func (s *Spec) plan(o *op) (plan, []Skip, error) {
 			}
 			note("request body left out: %s", why)
 		case mt != nil:
-			if ct := mediaName(body.Content, mt); ct != "application/json" {
+			ct := mediaName(body.Content, mt)
+			switch name, _, _ := mime.ParseMediaType(ct); {
+			case name == "application/json":
+			case strings.HasSuffix(name, "+json"):
+				// A JSON media type of its own (a JSON Patch, a merge
+				// patch): the in:"body" field says it.
+				pl.bodyMedia = name
+			default:
 				note("request body sent as application/json (the document says %s)", ct)
 			}
 			pl.bodyRef, pl.bodyReq, pl.bodyDesc = mt.Schema, body.Required, body.Description
@@ -273,7 +286,7 @@ func (s *Spec) plan(o *op) (plan, []Skip, error) {
 				pl.bodyRef = &openapi3.SchemaRef{Value: &openapi3.Schema{}}
 			}
 			pl.body = oneBody
-			if m.kindOf(pl.bodyRef.Value, nil) == kindStruct && flattens(pl.bodyRef.Value, taken) {
+			if pl.bodyMedia == "" && m.kindOf(pl.bodyRef.Value, nil) == kindStruct && flattens(pl.bodyRef.Value, taken) {
 				pl.body = flatBody
 			} else {
 				pl.bodyJSON = "body"
@@ -493,7 +506,7 @@ func response(rs *openapi3.Responses) (*openapi3.SchemaRef, string) {
 			continue
 		}
 		if mt.Schema == nil {
-			return &openapi3.SchemaRef{Value: &openapi3.Schema{}}, ""
+			return &openapi3.SchemaRef{Value: exampleSchema(mt)}, ""
 		}
 		return mt.Schema, ""
 	}
@@ -501,6 +514,31 @@ func response(rs *openapi3.Responses) (*openapi3.SchemaRef, string) {
 		return nil, strings.Join(other, "; ") + ": upstream.Forward decodes JSON answers only"
 	}
 	return nil, ""
+}
+
+// exampleSchema is the schema of an answer whose media type has none:
+// an object of any properties when the document's examples of it (at
+// least one) are all JSON objects, so that the result is the answer
+// itself; any JSON otherwise, which the result wraps (its "value").
+func exampleSchema(mt *openapi3.MediaType) *openapi3.Schema {
+	var examples []any
+	if mt.Example != nil {
+		examples = append(examples, mt.Example)
+	}
+	for _, name := range slices.Sorted(maps.Keys(mt.Examples)) {
+		if ex := mt.Examples[name]; ex != nil && ex.Value != nil && ex.Value.Value != nil {
+			examples = append(examples, ex.Value.Value)
+		}
+	}
+	if len(examples) == 0 {
+		return &openapi3.Schema{}
+	}
+	for _, ex := range examples {
+		if _, ok := ex.(map[string]any); !ok {
+			return &openapi3.Schema{}
+		}
+	}
+	return &openapi3.Schema{Type: &openapi3.Types{openapi3.TypeObject}}
 }
 
 // paramField is the input field of a path, query or header parameter.
