@@ -52,6 +52,15 @@
 // A request with a body has Content-Type: application/json, or the
 // in:"body" field's media type; every one asks Accept: application/json.
 //
+// # Unions
+//
+// A value that may be one of several schemas (JSON Schema's oneOf and
+// anyOf, as OpenAPI documents write them) is a [OneOf] or an [AnyOf]:
+// the fields of a struct type list its alternatives, by their types and
+// jsonschema tags, and the value is carried as the JSON it is, so an
+// argument valid for the schema reaches the upstream exactly and an
+// answer reaches the client as it came.
+//
 // # The answer
 //
 // A 2xx answer's JSON body (at most [MaxResponseBytes], of content type
