@@ -65,9 +65,19 @@
 // uniqueItems (an array's item keywords too); descriptions and defaults
 // go to jsonschema_description. Properties keep the document's order.
 //
+// A oneOf or an anyOf of several typed schemas (a null member aside,
+// and with no properties, items or additionalProperties of its own) is
+// an upstream.OneOf or upstream.AnyOf of a struct of its alternatives,
+// one field per member ("EntityAlternatives" for the component Entity):
+// the tool's schema has the oneOf, and the value travels as the JSON it
+// is. As an answer, a union of objects is the result itself, a
+// map[string]json.RawMessage (a structured result is an object; a
+// union's schema is none).
+//
 // What Go's types and the schema reflector cannot say becomes a
-// json.RawMessage (any JSON), with a comment: a oneOf or anyOf of
-// several schemas, several types, a schema without a type, and a
+// json.RawMessage (any JSON), with a comment: a oneOf or anyOf with a
+// member of any JSON or one closing a cycle, several types, a schema
+// without a type, and a
 // reference that closes a cycle (the reflector inlines every type, and
 // a type that contains itself has no inline schema): every reference
 // between two components of one strongly connected component of the

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -315,21 +316,75 @@ func TestAnswerWithoutSchema(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := `{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/v": {"get": {"operationId": "getV",
 				"responses": {"200": {"description": "ok", "content": {"application/json": ` + tc.content + `}}}}}}}`
-			s, err := gen.Parse([]byte(doc), gen.Options{Service: "svc", Source: "t.json"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			files, err := s.ToolFiles()
-			if err != nil {
-				t.Fatal(err)
-			}
-			i := slices.IndexFunc(files, func(f gen.File) bool { return f.Path == "get_v.go" })
-			if i < 0 {
-				t.Fatalf("no get_v.go among %d files", len(files))
-			}
-			if !strings.Contains(string(files[i].Data), tc.want) {
-				t.Errorf("get_v.go does not hold %q:\n%s", tc.want, files[i].Data)
+			if got := fileOf(t, doc, "get_v.go"); !strings.Contains(got, tc.want) {
+				t.Errorf("get_v.go does not hold %q:\n%s", tc.want, got)
 			}
 		})
+	}
+}
+
+// fileOf returns the file path of the tools package generated from doc.
+func fileOf(t *testing.T, doc, path string) string {
+	t.Helper()
+	s, err := gen.Parse([]byte(doc), gen.Options{Service: "svc", Source: "t.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := s.ToolFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(files, func(f gen.File) bool { return f.Path == path })
+	if i < 0 {
+		t.Fatalf("no %s among %d files", path, len(files))
+	}
+	return string(files[i].Data)
+}
+
+// TestUnions: a oneOf or anyOf of typed schemas is an upstream.OneOf or
+// AnyOf of a struct of its alternatives (a component's named
+// NAMEAlternatives), null members left out; a oneOf of objects as the
+// answer is the result itself, its properties as they came; a member
+// closing a cycle, or one of any JSON, makes the union any JSON.
+func TestUnions(t *testing.T) {
+	doc := `{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/v": {"post": {"operationId": "postV",
+		"requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {
+			"entity": {"$ref": "#/components/schemas/Entity"},
+			"length": {"anyOf": [{"type": "string", "enum": ["none"]}, {"type": "integer", "minimum": 1}, {"type": "null"}]},
+			"loose": {"oneOf": [{"type": "string"}, {}]},
+			"node": {"$ref": "#/components/schemas/Node"}}}}}},
+		"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Entity"}}}}}}}},
+		"components": {"schemas": {
+			"Entity": {"type": "object", "oneOf": [{"$ref": "#/components/schemas/User"}, {"$ref": "#/components/schemas/Group"}]},
+			"User": {"type": "object", "properties": {"id": {"type": "string"}}},
+			"Group": {"type": "object", "properties": {"gid": {"type": "string"}}},
+			"Node": {"oneOf": [{"type": "string"}, {"$ref": "#/components/schemas/Tree"}]},
+			"Tree": {"type": "object", "properties": {"nodes": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}}}}}`
+	// gofmt aligns fields: compare with single spaces.
+	spaces := regexp.MustCompile(` +`)
+	tool := spaces.ReplaceAllString(fileOf(t, doc, "post_v.go"), " ")
+	types := spaces.ReplaceAllString(fileOf(t, doc, "types.go"), " ")
+	for _, want := range []string{
+		"Entity Entity `json:\"entity,omitempty\"`",
+		"Length upstream.AnyOf[PostVInputLengthAlternatives] `json:\"length,omitempty\"`",
+		"Option1 string `json:\"option1\" jsonschema:\"enum=none\"`",
+		"Option2 int64 `json:\"option2\" jsonschema:\"minimum=1\"`",
+		"Loose json.RawMessage `json:\"loose,omitempty\"` // one of several schemas: any JSON here",
+		"type PostVOutput map[string]json.RawMessage",
+	} {
+		if !strings.Contains(tool, want) {
+			t.Errorf("post_v.go does not hold %q:\n%s", want, tool)
+		}
+	}
+	for _, want := range []string{
+		"type Entity = upstream.OneOf[EntityAlternatives]",
+		"User User `json:\"user\"`",
+		"Group Group `json:\"group\"`",
+		`"github.com/toolroute/toolroute/upstream"`,
+		"type Node = json.RawMessage",
+	} {
+		if !strings.Contains(types, want) {
+			t.Errorf("types.go does not hold %q:\n%s", want, types)
+		}
 	}
 }

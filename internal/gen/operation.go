@@ -100,6 +100,12 @@ func (s *Spec) tool(o *op, names *namespace) (Tool, []Skip, error) {
 	case !pl.hasOut:
 		t.out = names.claim(camel + "Output")
 		m.declare(&decl{name: t.out, isStruct: true, file: t.File, doc: fmt.Sprintf("%s is the result of %s: the operation answers no JSON body.", t.out, t.Name)})
+	case m.objectUnion(pl.out.Value):
+		// One of several objects: a structured result is an object, and
+		// a union's schema is none; the answer's properties as they came.
+		t.out = names.claim(camel + "Output")
+		m.declare(&decl{name: t.out, file: t.File, underlying: "map[string]json.RawMessage",
+			doc: fmt.Sprintf("%s is the result of %s: an answer of one of several object schemas, its properties as the upstream sent them.", t.out, t.Name)})
 	case component(pl.out.Ref) != "" && m.comps[component(pl.out.Ref)] != "" && (m.kindOf(pl.out.Value, nil) == kindStruct || m.kindOf(pl.out.Value, nil) == kindMap):
 		t.out = m.typeOf(pl.out, "").expr
 	default:
