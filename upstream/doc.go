@@ -34,11 +34,15 @@
 //   - in:"query" is a query parameter, escaped as url.Values.Encode
 //     escapes; a slice repeats the key, a nil pointer is left out, and
 //     so is a zero value with omitempty (or omitzero). The parameters go
-//     in the order of In's fields. A type with a MarshalText method
+//     in the order of In's fields; in:"query,comma" sends a list as
+//     one value, its elements separated by commas (OpenAPI's explode:
+//     false), an element holding a comma refused. A type with a
+//     MarshalText method
 //     (time.Time) formats as its text, a float without an exponent;
 //   - in:"header" is a request header named by the JSON name
 //     (json:"X-Request-Id"), formatted and left out as a query
-//     parameter; one the transport owns (Authorization, Content-Type,
+//     parameter (in:"header,comma" a list as one value, as for a
+//     query); one the transport owns (Authorization, Content-Type,
 //     Host, Cookie, the framing headers) is refused;
 //   - in:"body" is the whole JSON body (any JSON type; a nil pointer
 //     sends none). An option gives the body's media type, a JSON one:

@@ -39,6 +39,7 @@ type field struct {
 	at     place
 	omit   bool   // omitempty or omitzero: a zero value is left out
 	media  string // an in:"body" field's media type, "" for application/json
+	comma  bool   // a query or header list sent as one comma-separated value
 	// format writes the field's value v as text: one segment, query
 	// value or header value; for a list, one per element. ok is false
 	// for a value to leave out (a nil pointer).
@@ -125,6 +126,9 @@ func newPlan(r tool.Route, in reflect.Type) *plan {
 			f.format, err = segmentFormat(f.typ)
 		case inQuery, inHeader:
 			f.format, err = listFormat(f.typ)
+			if err == nil && f.comma {
+				f.format = joined(f.format)
+			}
 		}
 		if err != nil {
 			fail("field %s of %s (json %q, in:%q): %v", f.goName, typeName, f.name, placeName(f.at), err)
@@ -178,11 +182,6 @@ func newPlan(r tool.Route, in reflect.Type) *plan {
 			fail("field %s of %s is in:\"body\", but a %s request carries none", p.body.goName, typeName, r.Method)
 		}
 		p.props, p.body = nil, nil
-	}
-	for _, f := range fields {
-		if f.media != "" && f.at != inBody {
-			fail("field %s of %s gives the media type %q, but only an in:\"body\" field, the whole body, may (in:\"body,%s\")", f.goName, typeName, f.media, f.media)
-		}
 	}
 	if p.body != nil && len(p.props) > 0 {
 		var names []string
@@ -272,18 +271,31 @@ func structFields(t reflect.Type, fail func(string, ...any)) []*field {
 				}
 			}
 			if in, ok := sf.Tag.Lookup("in"); ok {
-				where, media, hasMedia := strings.Cut(in, ",")
+				where, opt, hasOpt := strings.Cut(in, ",")
 				at, known := placeNames[where]
 				if !known {
 					fail("field %s of %s has the tag in:%q: want in:\"path\", in:\"query\", in:\"header\" or in:\"body\" (untagged: a property of the JSON body)", sf.Name, t, in)
 					continue
 				}
-				if hasMedia {
-					if err := checkMedia(media); err != nil {
+				if hasOpt {
+					var err error
+					switch {
+					case at == inBody:
+						err = checkMedia(opt)
+						f.media = opt
+					case at != inQuery && at != inHeader:
+						err = fmt.Errorf("an in:\"path\" field takes no option")
+					case opt != "comma":
+						err = fmt.Errorf("the one option of a query or header field is \"comma\" (a list sent as one comma-separated value); a media type is an in:\"body\" field's")
+					case ft.Kind() != reflect.Slice && ft.Kind() != reflect.Array:
+						err = fmt.Errorf("\"comma\" joins a list, and %s is none: use a slice", ft)
+					default:
+						f.comma = true
+					}
+					if err != nil {
 						fail("field %s of %s has the tag in:%q: %v", sf.Name, t, in, err)
 						continue
 					}
-					f.media = media
 				}
 				f.at = at
 			}
@@ -358,6 +370,31 @@ func listFormat(t reflect.Type) (func(reflect.Value, func(string)) error, error)
 		}, nil
 	}
 	return nil, err
+}
+
+// joined returns the formatter of a list sent as one value, its
+// elements (as each formats) separated by commas, as OpenAPI's form
+// style with explode: false and its simple style write a list: an
+// element that holds a comma could not be told from two, and is
+// refused; an empty list is left out.
+func joined(each func(reflect.Value, func(string)) error) func(reflect.Value, func(string)) error {
+	return func(v reflect.Value, add func(string)) error {
+		var parts []string
+		var bad error
+		err := each(v, func(s string) {
+			if strings.Contains(s, ",") && bad == nil {
+				bad = fmt.Errorf("the value %q holds a comma, which separates the values of this list", s)
+			}
+			parts = append(parts, s)
+		})
+		if err = errors.Join(err, bad); err != nil {
+			return err
+		}
+		if len(parts) > 0 {
+			add(strings.Join(parts, ","))
+		}
+		return nil
+	}
 }
 
 func valueFormat(t reflect.Type) (func(reflect.Value, func(string)) error, error) {

@@ -66,7 +66,8 @@ func (e Endpoints) Upstream(key string) (string, *http.Client) {
 // field of a type that does not format as a parameter; a header the
 // transport owns; body fields on a method without a body; two in:"body"
 // fields, or one with body properties besides; a media type that is not
-// a JSON one, or one on a field that is not in:"body". The registry also
+// a JSON one; an option other than a body's media type and a query or
+// header list's "comma", or "comma" on a field that is no list. The registry also
 // refuses the tool if r is not among its VisibilityRoutes (see
 // [tool.Handler.Sending]).
 //
