@@ -36,7 +36,9 @@
 //   - its input has a field per path, query and header parameter (tagged
 //     in:"path", in:"query", in:"header"; an optional query or header
 //     parameter a pointer, left out when nil; a list sent as one
-//     comma-separated value a string) and, for a JSON request body, the
+//     comma-separated value, a header's or explode: false, a typed list
+//     tagged in:"query,comma" or in:"header,comma", its items' enum and
+//     bounds in its tags) and, for a JSON request body, the
 //     properties of an object body as its own untagged fields, or, when
 //     one is named like a parameter or the body is no object, one
 //     in:"body" field; a body whose one JSON media type is another than

@@ -435,7 +435,8 @@ func checkParam(m *mapper, p *openapi3.Parameter) string {
 
 // commaList reports whether p is a list sent as one comma-separated
 // value: a header (simple style), or a query parameter with explode:
-// false. Its tool argument is that value, a string.
+// false. Its tool argument is a typed list, in:"query,comma" or
+// in:"header,comma".
 func commaList(m *mapper, p *openapi3.Parameter) bool {
 	if m.kindOf(p.Schema.Value, nil) != kindSlice {
 		return false
@@ -557,8 +558,6 @@ func (s *Spec) paramField(p param, owner string) field {
 		// A placeholder formats integers, not floats: the model writes
 		// the number.
 		t = goType{expr: "string", kind: kindString, schema: &openapi3.Schema{Description: p.p.Schema.Value.Description}}
-	case list:
-		t = goType{expr: "string", kind: kindString, schema: &openapi3.Schema{Description: p.p.Schema.Value.Description}}
 	default:
 		t = m.typeOf(p.p.Schema, owner+exported(p.json, "Param"))
 	}
@@ -570,10 +569,7 @@ func (s *Spec) paramField(p param, owner string) field {
 		f.desc = d
 	}
 	if list {
-		f.desc = strings.TrimSpace(strings.TrimSuffix(f.desc, ".") + " (a list: its values separated by commas, as in a,b,c)")
-		if strings.HasPrefix(f.desc, "(") {
-			f.desc = "A list: its values separated by commas, as in a,b,c."
-		}
+		f.in += ",comma" // one value, the items separated by commas
 	}
 	if p.p.Deprecated && !strings.HasPrefix(f.desc, "Deprecated.") {
 		f.desc = strings.TrimSpace("Deprecated. " + f.desc)
