@@ -226,6 +226,7 @@ func exercise(t *testing.T, spec *gen.Spec, stub *openapistub.Stub, url, reader 
 				fail("%v", err)
 				continue
 			}
+			stub.Prefer(op.ID)
 			res, err := admin.CallTool(ctx, &mcp.CallToolParams{Name: tl.Name, Arguments: args})
 			got := stub.Take()
 			calls++

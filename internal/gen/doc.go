@@ -31,8 +31,10 @@
 //     first server (the path of its URL, variables at their defaults),
 //     tool.ServiceRoute(KEY, METHOD, BASE+PATH), a placeholder renamed to
 //     an identifier where the document's name is none ({thing-id} is
-//     {thing_id}); authz/export's CheckOpenAPI holds such routes to the
-//     document;
+//     {thing_id}); a "#fragment" that tells operations on one path
+//     apart ("/files/{file_id}#get_shared_link") is no part of it, as
+//     no request carries one, so such operations share their route;
+//     authz/export's CheckOpenAPI holds such routes to the document;
 //   - its input has a field per path, query and header parameter (tagged
 //     in:"path", in:"query", in:"header"; an optional query or header
 //     parameter a pointer, left out when nil; a list sent as one

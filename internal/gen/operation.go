@@ -170,8 +170,12 @@ func (s *Spec) plan(o *op) (plan, []Skip, error) {
 	if !strings.HasPrefix(o.path, "/") {
 		return pl, notes, fmt.Errorf("path %q does not start with \"/\"", o.path)
 	}
-	if i := strings.IndexAny(o.path, "?#"); i >= 0 {
-		return pl, notes, fmt.Errorf("the path holds %q (documents write it to tell operations on one path apart): a route, as a request's path, has no query or fragment", o.path[i:])
+	// A "#fragment" tells operations on one path apart (Box's
+	// "/files/{file_id}#get_shared_link"); a request never carries it, so
+	// the route is the path before it. A query has no such reading.
+	path, _, _ := strings.Cut(o.path, "#")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		return pl, notes, fmt.Errorf("the path holds %q: a route, as a request's path, has no query", path[i:])
 	}
 	// Servers of the operation's own: its requests go elsewhere.
 	servers := o.item.Servers
@@ -186,7 +190,7 @@ func (s *Spec) plan(o *op) (plan, []Skip, error) {
 	params := mergeParams(o.item.Parameters, o.op.Parameters)
 	jsonNames := newNamespace("_")
 	var uri strings.Builder
-	for _, seg := range strings.Split(o.path[1:], "/") {
+	for _, seg := range strings.Split(path[1:], "/") {
 		uri.WriteByte('/')
 		if !strings.ContainsAny(seg, "{}") {
 			uri.WriteString(seg)
