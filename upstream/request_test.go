@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/tool"
@@ -360,5 +361,48 @@ func TestCommaListValues(t *testing.T) {
 	}
 	if got := rec.requests(); len(got) != 0 {
 		t.Errorf("the upstream received %+v, want nothing", got)
+	}
+}
+
+// TestTrailingSlash: a route of the service's root ("/svc/", from the
+// path "/") and one ending in "/" send exactly that path, through
+// authz's upstream transport, whose route check holds them to it.
+func TestTrailingSlash(t *testing.T) {
+	rec := newRecorder(t, nil)
+	client := &http.Client{Transport: authz.Transport(nil, "svc", rec.url, authz.AllowAll(), authz.Options{})}
+	d := &deps{Endpoints: upstream.Endpoints{"svc": {Origin: rec.url, Client: client}}}
+	root, slashed := svc("GET", "/"), svc("GET", "/things/{id}/")
+	// A handler of slashed's that sends on the path without the "/".
+	unslashed := tool.Handle(func(ctx context.Context, d *deps, _ *mcp.CallToolRequest, in getArgs) (okResult, error) {
+		return upstream.Call[okResult](ctx, d, svc("GET", "/things/{id}"), in)
+	})
+	cs := serve(t, d, authz.Caller{Subject: "alice"},
+		forwarding("root", root, upstream.Forward[*deps, struct{}, okResult](root)),
+		forwarding("slashed", slashed, upstream.Forward[*deps, getArgs, okResult](slashed)),
+		forwarding("unslashed", slashed, unslashed))
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		uri  string
+	}{
+		{"root", map[string]any{}, "/"},
+		{"slashed", map[string]any{"id": "a b"}, "/things/a%20b/"},
+	} {
+		if text, isErr, _ := callTool(t, cs, tc.tool, tc.args); isErr {
+			t.Errorf("%s: error result %q", tc.tool, text)
+		}
+		got := rec.requests()
+		if len(got) == 0 || got[len(got)-1].URI != tc.uri {
+			t.Errorf("%s: the upstream received %+v, want %s last", tc.tool, got, tc.uri)
+		}
+	}
+	// The transport refuses what the route does not name: the path
+	// without its trailing "/".
+	n := len(rec.requests())
+	if text, isErr, _ := callTool(t, cs, "unslashed", map[string]any{"id": "x"}); !isErr {
+		t.Errorf("a request on GET /svc/things/x from a tool of GET %s: %q, want an error", slashed.URI, text)
+	}
+	if got := rec.requests(); len(got) != n {
+		t.Errorf("the upstream received %+v, want nothing more", got[n:])
 	}
 }

@@ -29,7 +29,8 @@
 //     idempotent;
 //   - its one route is the path under the base path of the document's
 //     first server (the path of its URL, variables at their defaults),
-//     tool.ServiceRoute(KEY, METHOD, BASE+PATH), a placeholder renamed to
+//     tool.ServiceRoute(KEY, METHOD, BASE+PATH) ("/" is the service's
+//     root, /KEY/, and a trailing "/" stays), a placeholder renamed to
 //     an identifier where the document's name is none ({thing-id} is
 //     {thing_id}); a "#fragment" that tells operations on one path
 //     apart ("/files/{file_id}#get_shared_link") is no part of it, as

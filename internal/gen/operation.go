@@ -224,13 +224,9 @@ func (s *Spec) plan(o *op) (plan, []Skip, error) {
 			return pl, notes, fmt.Errorf("path parameter %q is not in the path", p.Name)
 		}
 	}
+	// "/" is the service's root, the route /KEY/; a trailing "/" stays
+	// (a route may end in one).
 	full := s.BasePath + uri.String()
-	switch {
-	case full == "/":
-		return pl, notes, fmt.Errorf("the path / is the service's root: a tool's route is below /%s/", s.Service)
-	case strings.HasSuffix(full, "/"):
-		return pl, notes, fmt.Errorf("the path %s ends with \"/\": a route cannot end in an empty segment", full)
-	}
 	pl.route = tool.ServiceRoute(s.Service, o.method, full)
 	if err := pl.route.Validate(); err != nil {
 		return pl, notes, err
