@@ -101,6 +101,9 @@ func TestDocuments(t *testing.T) {
 			for _, s := range spec.Notes {
 				out.addf("note %s", s)
 			}
+			for _, s := range spec.Warnings {
+				out.addf("warning %s", s)
+			}
 			dir := t.TempDir()
 			if err := gen.Create(dir, files); err != nil {
 				t.Fatal(err)

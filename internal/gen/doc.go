@@ -60,6 +60,11 @@
 //     "value" (a json.RawMessage) otherwise: nothing says it is an
 //     object, and any JSON reaches the client as it came.
 //
+// A property an object schema requires but none of its properties
+// declares (Box's SharedLink requires "accessed") is a required field of
+// any JSON, as JSON Schema reads it, and [Spec.Warnings] names it: most
+// likely an error of the document.
+//
 // Component schemas ($ref "#/components/schemas/NAME") become named types
 // in types.go, inline objects named types after their place
 // ("ListThingsOutput", "OwnerAddress"). Schema keywords become

@@ -388,3 +388,32 @@ func TestUnions(t *testing.T) {
 		}
 	}
 }
+
+// TestUndeclaredRequired: a property an object schema requires but does
+// not declare (Box's SharedLink and "accessed") is a required field of
+// any JSON, and a warning names it; a schema whose additional or
+// alternative properties may declare it gets neither.
+func TestUndeclaredRequired(t *testing.T) {
+	doc := `{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/links/{id}": {"get": {"operationId": "getLink",
+		"parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+		"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Link"}}}}}}}},
+		"components": {"schemas": {
+			"Link": {"type": "object", "properties": {"url": {"type": "string"}, "extra": {"$ref": "#/components/schemas/Open"}},
+				"allOf": [{"required": ["url", "accessed"]}]},
+			"Open": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"], "additionalProperties": {"type": "string"}}}}}`
+	s, err := gen.Parse([]byte(doc), gen.Options{Service: "svc", Source: "t.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`the schema of Link requires the property "accessed", which it does not declare (likely an error of the document; JSON Schema lets it be any value): Link.Accessed is any JSON`}
+	if diff := cmp.Diff(want, s.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	types := regexp.MustCompile(` +`).ReplaceAllString(fileOf(t, doc, "types.go"), " ")
+	if want := "Accessed json.RawMessage `json:\"accessed\"` // required by the schema, which declares no such property: any JSON here"; !strings.Contains(types, want) {
+		t.Errorf("types.go does not hold %q:\n%s", want, types)
+	}
+	if strings.Contains(types, `json:"b"`) {
+		t.Errorf("types.go has a field for Open's b, which its additionalProperties declare:\n%s", types)
+	}
+}

@@ -92,6 +92,10 @@ type mapper struct {
 	probe bool
 	refs  map[string]bool // the component keys a probe met
 
+	// warnings are the document's own errors the generator met, each
+	// once (see Spec.Warnings).
+	warnings map[string]bool
+
 	cut     map[[2]string]bool // (from, to) component references that close a cycle
 	current string             // the component being declared, "" in an operation
 	file    string             // the file inline types go to
@@ -99,7 +103,7 @@ type mapper struct {
 }
 
 func newMapper(doc *openapi3.T, names *namespace) *mapper {
-	m := &mapper{doc: doc, names: names, comps: map[string]string{}, declared: map[string]*decl{}, compDone: map[string]bool{}, cut: map[[2]string]bool{}}
+	m := &mapper{doc: doc, names: names, comps: map[string]string{}, declared: map[string]*decl{}, compDone: map[string]bool{}, cut: map[[2]string]bool{}, warnings: map[string]bool{}}
 	var keys []string
 	if doc.Components != nil {
 		for k := range doc.Components.Schemas {
@@ -636,6 +640,61 @@ func (m *mapper) fields(owner string, s *openapi3.Schema, skip func(property) bo
 		goName := goNames.claim(exported(p.name, "Field"))
 		t := m.typeOf(p.ref, owner+goName)
 		out = append(out, fieldFor(goName, p.name, t, p.required && !optional, ""))
+	}
+	// A property the schema requires but declares nowhere (Box's
+	// SharedLink requires "accessed"): JSON Schema lets it hold any
+	// value, and an answer carries it, so it is a field of any JSON; the
+	// document's error is a warning.
+	for _, name := range undeclared(s) {
+		if skip != nil && skip(property{name: name, required: true}) || !validJSONName(name) {
+			continue
+		}
+		goName := goNames.claim(exported(name, "Field"))
+		t := rawType
+		t.why = "required by the schema, which declares no such property: any JSON here"
+		out = append(out, fieldFor(goName, name, t, !optional, ""))
+		if !m.probe {
+			m.warnings[fmt.Sprintf("the schema of %s requires the property %q, which it does not declare (likely an error of the document; JSON Schema lets it be any value): %s.%s is any JSON", owner, name, owner, goName)] = true
+		}
+	}
+	return out
+}
+
+// undeclared returns the names the required lists of s and its allOf
+// members hold that none of their properties declares, in the order of
+// the lists; nil if s (or a member) allows other properties only
+// through additionalProperties or patternProperties (which may declare
+// them).
+func undeclared(s *openapi3.Schema) []string {
+	declared := map[string]bool{}
+	for _, p := range properties(s) {
+		declared[p.name] = true
+	}
+	var out []string
+	open := false
+	var walk func(s *openapi3.Schema, seen []*openapi3.Schema)
+	walk = func(s *openapi3.Schema, seen []*openapi3.Schema) {
+		if s == nil || slices.Contains(seen, s) {
+			return
+		}
+		seen = append(seen, s)
+		if s.AdditionalProperties.Schema != nil || len(s.PatternProperties) > 0 || len(s.OneOf)+len(s.AnyOf) > 0 {
+			open = true
+		}
+		for _, r := range s.AllOf {
+			if r != nil {
+				walk(r.Value, seen)
+			}
+		}
+		for _, name := range s.Required {
+			if !declared[name] && !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	walk(s, nil)
+	if open {
+		return nil
 	}
 	return out
 }
