@@ -51,8 +51,10 @@ func ServiceRoute(serviceKey, method, path string) Route {
 //	// b.ServicePath() == "/api/v1/items/a%20b": GET http://catalog:8080/api/v1/items/a%20b
 //
 // It inverts [ServiceRoute]: ServiceRoute(key, m, path).ServicePath() is
-// path for every path that starts with "/". A route of the service's root
-// ("/catalog") gives "/". ServicePath does not validate r; [Route.Validate]
+// path for every path that starts with "/". The route of the service's
+// root, ServiceRoute("catalog", m, "/") ("/catalog/"), gives "/", and so
+// does "/catalog", which no request matches. ServicePath does not
+// validate r; [Route.Validate]
 // and the registry do.
 func (r Route) ServicePath() string {
 	rest := strings.TrimPrefix(r.URI, "/")
@@ -70,7 +72,10 @@ var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS
 
 // Validate reports whether r is a well-formed route template: a known
 // upper-case method, and a URI that starts with "/", has no empty, "." or
-// ".." segment (nor one that decodes to "." or ".."), no query or
+// ".." segment (nor one that decodes to "." or ".."; the last segment of
+// a URI of several may be empty, a trailing "/": "/svc/" is a service's
+// root, "/svc/items/" a path of its own, and neither matches a request
+// without it), no query or
 // fragment, no white space or control characters, no malformed
 // percent-escape, whose placeholders are whole segments with distinct
 // identifier names, and whose literal text is in escaped form (ASCII
@@ -113,6 +118,9 @@ func checkTemplate(uri string) error {
 	special := false // the current segment holds '{', '}' or '%'
 	for i := 1; i <= len(uri); i++ {
 		if i == len(uri) || uri[i] == '/' {
+			if i == len(uri) && start == i && start > 1 {
+				break // a trailing "/": the empty last segment of a path like "/svc/" or "/svc/items/"
+			}
 			if err := checkSegment(uri[start:i], uri[:start], special); err != nil {
 				return err
 			}
@@ -160,7 +168,7 @@ func pchar(c byte) bool {
 func checkSegment(seg, before string, special bool) error {
 	switch seg {
 	case "":
-		return errors.New("URI must not contain an empty segment (\"//\" or a trailing \"/\")")
+		return errors.New("URI must not contain an empty segment (\"//\", or \"/\" alone; only the last may be empty: a trailing \"/\")")
 	case ".", "..":
 		return fmt.Errorf("URI must not contain a %q segment", seg)
 	}
@@ -533,8 +541,8 @@ func (r Route) Match(method, escapedPath string) bool {
 			if !validSegmentValue(ps) {
 				return false
 			}
-		} else if ts != ps || ts == "" {
-			return false
+		} else if ts != ps || ts == "" && ti >= 0 {
+			return false // a literal segment; an empty one only last, as a trailing "/"
 		}
 		if ti < 0 {
 			return true

@@ -145,7 +145,10 @@ func TestValidate(t *testing.T) {
 
 		// Empty segments.
 		{"root only", tool.Route{"/", "GET"}, "empty segment"},
-		{"trailing slash", tool.Route{"/svc/x/", "GET"}, "empty segment"},
+		{"trailing slash", tool.Route{"/svc/x/", "GET"}, ""},
+		{"a service's root", tool.Route{"/svc/", "GET"}, ""},
+		{"trailing slash after a placeholder", tool.Route{"/svc/{id}/", "GET"}, ""},
+		{"two trailing slashes", tool.Route{"/svc/x//", "GET"}, "empty segment"},
 		{"double slash", tool.Route{"/svc//x", "GET"}, "empty segment"},
 		{"leading double slash", tool.Route{"//svc/x", "GET"}, "empty segment"},
 
@@ -341,6 +344,8 @@ func TestMatch(t *testing.T) {
 	items := tool.Route{URI: "/catalog/api/v1/items/{id}", Method: "GET"}
 	two := tool.Route{URI: "/catalog/{shop}/items/{id}", Method: "PUT"}
 	literal := tool.Route{URI: "/catalog/api/v1/items", Method: "POST"}
+	slashed := tool.Route{URI: "/catalog/api/v1/items/{id}/", Method: "GET"}
+	root := tool.Route{URI: "/catalog/", Method: "GET"}
 	tests := []struct {
 		name   string
 		route  tool.Route
@@ -380,6 +385,16 @@ func TestMatch(t *testing.T) {
 		{"missing segment, trailing slash", items, "GET", "/catalog/api/v1/items/", false},
 		{"trailing slash", items, "GET", "/catalog/api/v1/items/42/", false},
 		{"literal with trailing slash", literal, "POST", "/catalog/api/v1/items/", false},
+		{"trailing slash template", slashed, "GET", "/catalog/api/v1/items/42/", true},
+		{"trailing slash template, no slash", slashed, "GET", "/catalog/api/v1/items/42", false},
+		{"trailing slash template, empty placeholder", slashed, "GET", "/catalog/api/v1/items//", false},
+		{"trailing slash template, two slashes", slashed, "GET", "/catalog/api/v1/items/42//", false},
+		{"trailing slash template, a segment more", slashed, "GET", "/catalog/api/v1/items/42/x", false},
+		{"trailing slash template, dot-dot", slashed, "GET", "/catalog/api/v1/items/../", false},
+		{"service root", root, "GET", "/catalog/", true},
+		{"service root, no slash", root, "GET", "/catalog", false},
+		{"service root, a segment more", root, "GET", "/catalog/x", false},
+		{"service root, two slashes", root, "GET", "/catalog//", false},
 		{"double slash", items, "GET", "/catalog/api/v1//items/42", false},
 		{"empty placeholder in middle", two, "PUT", "/catalog//items/i1", false},
 		{"dot placeholder", items, "GET", "/catalog/api/v1/items/.", false},
@@ -416,7 +431,7 @@ func TestMatchInvalidTemplate(t *testing.T) {
 		{URI: "/svc/../admin", Method: "GET"},
 		{URI: "/svc/./x", Method: "GET"},
 		{URI: "/svc/%2e%2e/x", Method: "GET"},
-		{URI: "/svc/x/", Method: "GET"},
+		{URI: "/svc/x//", Method: "GET"},
 		{URI: "/svc//x", Method: "GET"},
 		{URI: "/svc/x?y", Method: "GET"},
 		{URI: "/svc/a b", Method: "GET"},
@@ -522,7 +537,7 @@ func checkBound(t testing.TB, tmpl, b tool.Route) {
 		if err != nil {
 			t.Errorf("bound %q: segment %q does not unescape: %v", b.URI, seg, err)
 		}
-		if seg == "" || seg == "." || seg == ".." || u == "" || u == "." || u == ".." {
+		if trailing := i+2 == len(tsegs) && tsegs[i+1] == ""; (seg == "" || u == "") && !trailing || seg == "." || seg == ".." || u == "." || u == ".." {
 			t.Errorf("bound %q has a segment %q (decoded %q)", b.URI, seg, u)
 		}
 		if i+1 < len(tsegs) && tsegs[i+1] != seg && strings.ContainsAny(u, "/\\") {

@@ -34,20 +34,36 @@
 //   - in:"query" is a query parameter, escaped as url.Values.Encode
 //     escapes; a slice repeats the key, a nil pointer is left out, and
 //     so is a zero value with omitempty (or omitzero). The parameters go
-//     in the order of In's fields. A type with a MarshalText method
+//     in the order of In's fields; in:"query,comma" sends a list as
+//     one value, its elements separated by commas (OpenAPI's explode:
+//     false), an element holding a comma refused. A type with a
+//     MarshalText method
 //     (time.Time) formats as its text, a float without an exponent;
 //   - in:"header" is a request header named by the JSON name
 //     (json:"X-Request-Id"), formatted and left out as a query
-//     parameter; one the transport owns (Authorization, Content-Type,
+//     parameter (in:"header,comma" a list as one value, as for a
+//     query); one the transport owns (Authorization, Content-Type,
 //     Host, Cookie, the framing headers) is refused;
 //   - in:"body" is the whole JSON body (any JSON type; a nil pointer
-//     sends none);
+//     sends none). An option gives the body's media type, a JSON one:
+//     in:"body,application/json-patch+json" for a JSON Patch (RFC
+//     6902), in:"body,application/merge-patch+json" for a JSON Merge
+//     Patch (RFC 7396); the body is encoded as JSON all the same;
 //   - an untagged field that names no placeholder is a property of the
 //     JSON object body, for POST, PUT and PATCH (with encoding/json's
 //     options: omitempty, string); a method without a body refuses it.
 //
-// A request with a body has Content-Type: application/json; every one
-// asks Accept: application/json.
+// A request with a body has Content-Type: application/json, or the
+// in:"body" field's media type; every one asks Accept: application/json.
+//
+// # Unions
+//
+// A value that may be one of several schemas (JSON Schema's oneOf and
+// anyOf, as OpenAPI documents write them) is a [OneOf] or an [AnyOf]:
+// the fields of a struct type list its alternatives, by their types and
+// jsonschema tags, and the value is carried as the JSON it is, so an
+// argument valid for the schema reaches the upstream exactly and an
+// answer reaches the client as it came.
 //
 // # The answer
 //

@@ -51,7 +51,7 @@ type recorder struct {
 }
 
 // recorded headers: what the tests check the request carries.
-var recordedHeaders = []string{"Accept", "Content-Type", "Authorization", "X-Request-Id", "X-Tag"}
+var recordedHeaders = []string{"Accept", "Content-Type", "Authorization", "X-Request-Id", "X-Tag", "X-Tags"}
 
 func newRecorder(t testing.TB, answer http.HandlerFunc) *recorder {
 	t.Helper()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"reflect"
 	"slices"
@@ -36,7 +37,9 @@ type field struct {
 	name   string       // the JSON name: placeholder, query key, header name or property
 	opts   string       // the json tag's options (",omitempty,string"), for a body property
 	at     place
-	omit   bool // omitempty or omitzero: a zero value is left out
+	omit   bool   // omitempty or omitzero: a zero value is left out
+	media  string // an in:"body" field's media type, "" for application/json
+	comma  bool   // a query or header list sent as one comma-separated value
 	// format writes the field's value v as text: one segment, query
 	// value or header value; for a list, one per element. ok is false
 	// for a value to leave out (a nil pointer).
@@ -123,6 +126,9 @@ func newPlan(r tool.Route, in reflect.Type) *plan {
 			f.format, err = segmentFormat(f.typ)
 		case inQuery, inHeader:
 			f.format, err = listFormat(f.typ)
+			if err == nil && f.comma {
+				f.format = joined(f.format)
+			}
 		}
 		if err != nil {
 			fail("field %s of %s (json %q, in:%q): %v", f.goName, typeName, f.name, placeName(f.at), err)
@@ -265,10 +271,31 @@ func structFields(t reflect.Type, fail func(string, ...any)) []*field {
 				}
 			}
 			if in, ok := sf.Tag.Lookup("in"); ok {
-				at, known := placeNames[in]
+				where, opt, hasOpt := strings.Cut(in, ",")
+				at, known := placeNames[where]
 				if !known {
 					fail("field %s of %s has the tag in:%q: want in:\"path\", in:\"query\", in:\"header\" or in:\"body\" (untagged: a property of the JSON body)", sf.Name, t, in)
 					continue
+				}
+				if hasOpt {
+					var err error
+					switch {
+					case at == inBody:
+						err = checkMedia(opt)
+						f.media = opt
+					case at != inQuery && at != inHeader:
+						err = fmt.Errorf("an in:\"path\" field takes no option")
+					case opt != "comma":
+						err = fmt.Errorf("the one option of a query or header field is \"comma\" (a list sent as one comma-separated value); a media type is an in:\"body\" field's")
+					case ft.Kind() != reflect.Slice && ft.Kind() != reflect.Array:
+						err = fmt.Errorf("\"comma\" joins a list, and %s is none: use a slice", ft)
+					default:
+						f.comma = true
+					}
+					if err != nil {
+						fail("field %s of %s has the tag in:%q: %v", sf.Name, t, in, err)
+						continue
+					}
 				}
 				f.at = at
 			}
@@ -287,6 +314,21 @@ func structFields(t reflect.Type, fail func(string, ...any)) []*field {
 	}
 	walk(t, nil)
 	return out
+}
+
+// checkMedia refuses a body's media type that is not a JSON one:
+// application/json or a type with the suffix +json (RFC 6839), such as
+// application/json-patch+json (RFC 6902) and
+// application/merge-patch+json (RFC 7396), which the body is encoded as.
+func checkMedia(media string) error {
+	mt, _, err := mime.ParseMediaType(media)
+	switch {
+	case err != nil:
+		return fmt.Errorf("the body's media type %q does not parse: %v", media, err)
+	case !isJSON(mt):
+		return fmt.Errorf("the body's media type %q is not application/json or a +json type: the body is encoded as JSON", media)
+	}
+	return nil
 }
 
 var textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
@@ -328,6 +370,31 @@ func listFormat(t reflect.Type) (func(reflect.Value, func(string)) error, error)
 		}, nil
 	}
 	return nil, err
+}
+
+// joined returns the formatter of a list sent as one value, its
+// elements (as each formats) separated by commas, as OpenAPI's form
+// style with explode: false and its simple style write a list: an
+// element that holds a comma could not be told from two, and is
+// refused; an empty list is left out.
+func joined(each func(reflect.Value, func(string)) error) func(reflect.Value, func(string)) error {
+	return func(v reflect.Value, add func(string)) error {
+		var parts []string
+		var bad error
+		err := each(v, func(s string) {
+			if strings.Contains(s, ",") && bad == nil {
+				bad = fmt.Errorf("the value %q holds a comma, which separates the values of this list", s)
+			}
+			parts = append(parts, s)
+		})
+		if err = errors.Join(err, bad); err != nil {
+			return err
+		}
+		if len(parts) > 0 {
+			add(strings.Join(parts, ","))
+		}
+		return nil
+	}
 }
 
 func valueFormat(t reflect.Type) (func(reflect.Value, func(string)) error, error) {

@@ -73,6 +73,18 @@ type (
 		C string `json:"X-A" in:"header"`
 		D string `json:"x-a" in:"header"`
 	}
+	textBody struct {
+		Text string `json:"text" in:"body,text/plain"`
+	}
+	mediaOnQuery struct {
+		Q string `json:"q" in:"query,application/json"`
+	}
+	commaScalar struct {
+		Q string `json:"q" in:"query,comma"`
+	}
+	commaPath struct {
+		ID []string `json:"id" in:"path,comma"`
+	}
 	listOut struct {
 		Items []item `json:"items" in:"body"`
 		More  []item `json:"more" in:"body"`
@@ -134,6 +146,17 @@ func TestRegistrationRefuses(t *testing.T) {
 			want: []string{`upstream POST /svc/items: field A of upstream_test.bodyAndProps is in:"body", the whole body, but Name would be properties of it: tag them in:"query" or in:"header", or move them into A's type`}},
 		{name: "unknown in tag", route: get, h: upstream.Forward[*deps, unknownIn, item],
 			want: []string{`upstream GET /svc/items/{id}: field Token of upstream_test.unknownIn has the tag in:"cookie": want in:"path", in:"query", in:"header" or in:"body" (untagged: a property of the JSON body)`}},
+		{name: "a body media type that is not JSON", route: svc("POST", "/items"), h: upstream.Forward[*deps, textBody, item],
+			want: []string{`upstream POST /svc/items: field Text of upstream_test.textBody has the tag in:"body,text/plain": the body's media type "text/plain" is not application/json or a +json type: the body is encoded as JSON`}},
+		{name: "a media type on a query field", route: svc("GET", "/items"), h: upstream.Forward[*deps, mediaOnQuery, item],
+			want: []string{`upstream GET /svc/items: field Q of upstream_test.mediaOnQuery has the tag in:"query,application/json": the one option of a query or header field is "comma" (a list sent as one comma-separated value); a media type is an in:"body" field's`}},
+		{name: "comma on a field that is no list", route: svc("GET", "/items"), h: upstream.Forward[*deps, commaScalar, item],
+			want: []string{`upstream GET /svc/items: field Q of upstream_test.commaScalar has the tag in:"query,comma": "comma" joins a list, and string is none: use a slice`}},
+		{name: "an option on a path field", route: get, h: upstream.Forward[*deps, commaPath, item],
+			want: []string{
+				`upstream GET /svc/items/{id}: field ID of upstream_test.commaPath has the tag in:"path,comma": an in:"path" field takes no option`,
+				`upstream GET /svc/items/{id}: placeholder {id} has no field in upstream_test.commaPath: add one with json:"id" (untagged or in:"path")`,
+			}},
 		{name: "map query field", route: svc("GET", "/items"), h: upstream.Forward[*deps, mapQuery, item],
 			want: []string{`upstream GET /svc/items: field Filter of upstream_test.mapQuery (json "filter", in:"query"): type map[string]string does not format as a parameter value: use a string, integer, float or bool type, a type with a MarshalText method, a pointer to one, or a slice of them`}},
 		{name: "bytes query field", route: svc("GET", "/items"), h: upstream.Forward[*deps, bytesQuery, item],

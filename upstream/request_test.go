@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/tool"
@@ -62,6 +63,25 @@ type replaceArgs struct {
 	Thing *thing `json:"thing,omitempty" in:"body"`
 }
 
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+// patchArgs send a JSON Patch (RFC 6902) under its own media type.
+type patchArgs struct {
+	ID  string    `json:"id"`
+	Ops []patchOp `json:"ops" in:"body,application/json-patch+json"`
+}
+
+// filterArgs send lists as one comma-separated value each.
+type filterArgs struct {
+	Kinds []string `json:"kinds,omitempty" in:"query,comma"`
+	Sizes []int    `json:"size_range" in:"query,comma"`
+	Tags  []string `json:"X-Tags,omitempty" in:"header,comma"`
+}
+
 type restartArgs struct {
 	ID string `json:"id"`
 }
@@ -110,6 +130,13 @@ var requestCases = []struct {
 		seen{Method: "POST", URI: "/orgs/acme/things", Header: http.Header{"Content-Type": {"application/json"}}, Body: `{"name":"Grinder \"Pro\"","quantity":0,"count":"7"}`}},
 	{"whole body", svc("PUT", "/things/{id}"), `{"id": 7, "thing": {"name": "x", "tags": ["a"]}}`, &replaceArgs{ID: 7, Thing: &thing{Name: "x", Tags: []string{"a"}}},
 		seen{Method: "PUT", URI: "/things/7", Header: http.Header{"Content-Type": {"application/json"}}, Body: `{"name":"x","tags":["a"]}`}},
+	{"whole body of a media type of its own", svc("PATCH", "/things/{id}"), `{"id": "t1", "ops": [{"op": "replace", "path": "/name", "value": "y"}]}`, patchArgs{ID: "t1", Ops: []patchOp{{Op: "replace", Path: "/name", Value: "y"}}},
+		seen{Method: "PATCH", URI: "/things/t1", Header: http.Header{"Content-Type": {"application/json-patch+json"}}, Body: `[{"op":"replace","path":"/name","value":"y"}]`}},
+	{"comma-separated lists", svc("GET", "/things"), `{"kinds": ["a b", "c&d", "é"], "size_range": [1, 20], "X-Tags": ["x", "y"]}`,
+		filterArgs{Kinds: []string{"a b", "c&d", "é"}, Sizes: []int{1, 20}, Tags: []string{"x", "y"}},
+		seen{Method: "GET", URI: "/things?kinds=a+b%2Cc%26d%2C%C3%A9&size_range=1%2C20", Header: http.Header{"X-Tags": {"x,y"}}}},
+	{"empty comma-separated lists are left out", svc("GET", "/things"), `{"size_range": []}`, filterArgs{},
+		seen{Method: "GET", URI: "/things"}},
 	{"whole body absent", svc("PUT", "/things/{id}"), `{"id": 7}`, replaceArgs{ID: 7},
 		seen{Method: "PUT", URI: "/things/7"}},
 	{"a POST without body fields sends none", svc("POST", "/things/{id}/restart"), `{"id": "t1"}`, restartArgs{"t1"},
@@ -147,6 +174,10 @@ func forwardOf(r tool.Route, in any) tool.Handler[*deps] {
 		return upstream.Forward[*deps, createArgs, okResult](r)
 	case *replaceArgs, replaceArgs:
 		return upstream.Forward[*deps, *replaceArgs, okResult](r)
+	case patchArgs:
+		return upstream.Forward[*deps, patchArgs, okResult](r)
+	case filterArgs:
+		return upstream.Forward[*deps, filterArgs, okResult](r)
 	case restartArgs:
 		return upstream.Forward[*deps, restartArgs, okResult](r)
 	case nil:
@@ -299,5 +330,79 @@ func TestOriginWithTrailingSlash(t *testing.T) {
 	}
 	if got := rec.requests(); len(got) != 1 || got[0].URI != "/things" {
 		t.Errorf("the upstream received %+v", got)
+	}
+}
+
+// TestCommaListValues: a value of a comma-separated list that holds a
+// comma is refused before sending, naming the argument: the upstream
+// would read two values.
+func TestCommaListValues(t *testing.T) {
+	rec := newRecorder(t, nil)
+	d := &deps{Endpoints: upstream.Endpoints{"svc": {Origin: rec.url}}}
+	route := svc("GET", "/things")
+	cs := serve(t, d, authz.Caller{Subject: "alice"}, forwarding("fwd", route, upstream.Forward[*deps, filterArgs, okResult](route)))
+	for _, tc := range []struct {
+		args map[string]any
+		in   filterArgs
+		want string
+	}{
+		{map[string]any{"kinds": []any{"a", "b,c"}, "size_range": []any{}}, filterArgs{Kinds: []string{"a", "b,c"}},
+			`invalid argument "kinds": the value "b,c" holds a comma, which separates the values of this list`},
+		{map[string]any{"size_range": []any{}, "X-Tags": []any{"x,y"}}, filterArgs{Tags: []string{"x,y"}},
+			`invalid argument "X-Tags": the value "x,y" holds a comma, which separates the values of this list`},
+	} {
+		text, isErr, _ := callTool(t, cs, "fwd", tc.args)
+		if !isErr || text != tc.want {
+			t.Errorf("Forward with %v: error %v %q, want %q", tc.args, isErr, text, tc.want)
+		}
+		if _, err := upstream.Call[okResult](context.Background(), d, route, tc.in); err == nil || err.Error() != tc.want {
+			t.Errorf("Call with %+v: %v, want %q", tc.in, err, tc.want)
+		}
+	}
+	if got := rec.requests(); len(got) != 0 {
+		t.Errorf("the upstream received %+v, want nothing", got)
+	}
+}
+
+// TestTrailingSlash: a route of the service's root ("/svc/", from the
+// path "/") and one ending in "/" send exactly that path, through
+// authz's upstream transport, whose route check holds them to it.
+func TestTrailingSlash(t *testing.T) {
+	rec := newRecorder(t, nil)
+	client := &http.Client{Transport: authz.Transport(nil, "svc", rec.url, authz.AllowAll(), authz.Options{})}
+	d := &deps{Endpoints: upstream.Endpoints{"svc": {Origin: rec.url, Client: client}}}
+	root, slashed := svc("GET", "/"), svc("GET", "/things/{id}/")
+	// A handler of slashed's that sends on the path without the "/".
+	unslashed := tool.Handle(func(ctx context.Context, d *deps, _ *mcp.CallToolRequest, in getArgs) (okResult, error) {
+		return upstream.Call[okResult](ctx, d, svc("GET", "/things/{id}"), in)
+	})
+	cs := serve(t, d, authz.Caller{Subject: "alice"},
+		forwarding("root", root, upstream.Forward[*deps, struct{}, okResult](root)),
+		forwarding("slashed", slashed, upstream.Forward[*deps, getArgs, okResult](slashed)),
+		forwarding("unslashed", slashed, unslashed))
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		uri  string
+	}{
+		{"root", map[string]any{}, "/"},
+		{"slashed", map[string]any{"id": "a b"}, "/things/a%20b/"},
+	} {
+		if text, isErr, _ := callTool(t, cs, tc.tool, tc.args); isErr {
+			t.Errorf("%s: error result %q", tc.tool, text)
+		}
+		got := rec.requests()
+		if len(got) == 0 || got[len(got)-1].URI != tc.uri {
+			t.Errorf("%s: the upstream received %+v, want %s last", tc.tool, got, tc.uri)
+		}
+	}
+	// The transport refuses what the route does not name: the path
+	// without its trailing "/".
+	n := len(rec.requests())
+	if text, isErr, _ := callTool(t, cs, "unslashed", map[string]any{"id": "x"}); !isErr {
+		t.Errorf("a request on GET /svc/things/x from a tool of GET %s: %q, want an error", slashed.URI, text)
+	}
+	if got := rec.requests(); len(got) != n {
+		t.Errorf("the upstream received %+v, want nothing more", got[n:])
 	}
 }

@@ -311,7 +311,11 @@ func (p *plan) request(ctx context.Context, c Clients, in reflect.Value) (outgoi
 	}
 	req.Header.Set("Accept", "application/json")
 	if data != nil {
-		req.Header.Set("Content-Type", "application/json")
+		ct := "application/json"
+		if p.body != nil && p.body.media != "" {
+			ct = p.body.media
+		}
+		req.Header.Set("Content-Type", ct)
 	}
 	for _, f := range p.header {
 		v, ok := field(f)

@@ -65,7 +65,9 @@ func (e Endpoints) Upstream(key string) (string, *http.Client) {
 // in:"query", in:"header" or in:"body" one that is; a query or header
 // field of a type that does not format as a parameter; a header the
 // transport owns; body fields on a method without a body; two in:"body"
-// fields, or one with body properties besides. The registry also
+// fields, or one with body properties besides; a media type that is not
+// a JSON one; an option other than a body's media type and a query or
+// header list's "comma", or "comma" on a field that is no list. The registry also
 // refuses the tool if r is not among its VisibilityRoutes (see
 // [tool.Handler.Sending]).
 //

@@ -65,7 +65,11 @@ var openAPIMethods = []string{"get", "put", "post", "delete", "options", "head",
 // OpenAPI 3.0 or 3.1): a route matches an operation if the methods are
 // equal and the document's path, prefixed by "/"+serviceKey, equals the
 // route's URI with placeholders compared by position, not name
-// ("/items/{id}" matches "/items/{itemId}"). As OpenAPI says, the
+// ("/items/{id}" matches "/items/{itemId}"), and without the "#fragment"
+// some documents add to tell operations on one path apart
+// ("/files/{file_id}#get_shared_link": no request carries it, so such
+// operations share one route, and a tool with it uses them all). As
+// OpenAPI says, the
 // document's paths are relative to its top-level servers' URLs: with
 // "servers": [{"url": "https://petstore.example/v1"}], the operation GET
 // /pets is the route GET /petstore/v1/pets (the request goes to the
@@ -100,7 +104,7 @@ func CheckOpenAPI(table registry.RouteTable, serviceKey string, doc []byte) (Dri
 	if len(prefixes) == 0 {
 		prefixes = []string{"/" + serviceKey}
 	}
-	ops := map[Operation]Operation{} // shape-normalized, a service prefix included → the document's
+	ops := map[Operation][]Operation{} // shape-normalized, a service prefix included → the document's
 	var all []Operation
 	for p, item := range parsed.Paths {
 		if _, ok := item["$ref"]; ok {
@@ -110,8 +114,12 @@ func CheckOpenAPI(table registry.RouteTable, serviceKey string, doc []byte) (Dri
 			if raw, ok := item[m]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 				op := Operation{Method: strings.ToUpper(m), Path: p}
 				all = append(all, op)
+				// A "#fragment" tells operations on one path apart; no
+				// request carries it, and they share their route.
+				path, _, _ := strings.Cut(p, "#")
 				for _, prefix := range prefixes {
-					ops[Operation{Method: op.Method, Path: templateShape(prefix + p)}] = op
+					k := Operation{Method: op.Method, Path: templateShape(prefix + path)}
+					ops[k] = append(ops[k], op)
 				}
 			}
 		}
@@ -122,8 +130,10 @@ func CheckOpenAPI(table registry.RouteTable, serviceKey string, doc []byte) (Dri
 			continue
 		}
 		for _, r := range t.Routes {
-			if op, ok := ops[Operation{Method: r.Method, Path: templateShape(r.URI)}]; ok {
-				used[op] = true
+			if alike, ok := ops[Operation{Method: r.Method, Path: templateShape(r.URI)}]; ok {
+				for _, op := range alike {
+					used[op] = true
+				}
 				continue
 			}
 			i := slices.IndexFunc(d.Missing, func(m MissingRoute) bool { return m.Route == r })

@@ -59,6 +59,26 @@ func TestCheckOpenAPI(t *testing.T) {
 	}
 }
 
+// TestCheckOpenAPIFragments: a path's "#fragment", which tells
+// operations on one path apart and no request carries, is no part of
+// the route: a tool's route uses every operation it tells apart, and
+// one alone needs no tool of its own.
+func TestCheckOpenAPIFragments(t *testing.T) {
+	doc := `{"paths": {
+		"/items/{itemId}#shared_link": {"get": {}, "put": {}},
+		"/items/{itemId}": {"get": {}},
+		"/items/{itemId}/tags#bulk": {"post": {}}
+	}}`
+	d, err := export.CheckOpenAPI(driftTable, "shop", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := export.Drift{Service: "shop", Missing: []export.MissingRoute{}, Unused: []export.Operation{}}
+	if diff := cmp.Diff(want, d); diff != "" {
+		t.Errorf("drift (-want +got):\n%s", diff)
+	}
+}
+
 // TestCheckOpenAPIRefuses: what is not an OpenAPI document in JSON, and
 // a path item $ref (not followed), are errors, not an empty drift.
 func TestCheckOpenAPIRefuses(t *testing.T) {

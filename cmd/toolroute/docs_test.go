@@ -101,6 +101,9 @@ func TestDocuments(t *testing.T) {
 			for _, s := range spec.Notes {
 				out.addf("note %s", s)
 			}
+			for _, s := range spec.Warnings {
+				out.addf("warning %s", s)
+			}
 			dir := t.TempDir()
 			if err := gen.Create(dir, files); err != nil {
 				t.Fatal(err)
@@ -226,6 +229,7 @@ func exercise(t *testing.T, spec *gen.Spec, stub *openapistub.Stub, url, reader 
 				fail("%v", err)
 				continue
 			}
+			stub.Prefer(op.ID)
 			res, err := admin.CallTool(ctx, &mcp.CallToolParams{Name: tl.Name, Arguments: args})
 			got := stub.Take()
 			calls++

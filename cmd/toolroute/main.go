@@ -176,6 +176,9 @@ func report(w io.Writer, cmd string, spec *gen.Spec) {
 	for _, n := range spec.Notes {
 		fmt.Fprintf(w, "toolroute %s: %s\n", cmd, n)
 	}
+	for _, n := range spec.Warnings {
+		fmt.Fprintf(w, "toolroute %s: warning: %s\n", cmd, n)
+	}
 }
 
 func runNew(args []string, stdout, stderr io.Writer) error {

@@ -333,7 +333,7 @@ func callThings(t *testing.T, reader, admin *mcp.ClientSession, seen func() []re
 	if r.Method != "GET" || r.Path != "/api/v2/things" || !cmp.Equal(r.Query, map[string][]string{"tag": {"red", "green, or blue"}, "limit": {"5"}}) || r.Header.Get("X-Request-Id") != "0b6e3c1e-8d8e-4d7e-9a51-3f6c1a2b4c5d" {
 		t.Errorf("list_things sent %s %s %v (X-Request-Id %q)", r.Method, r.Path, r.Query, r.Header.Get("X-Request-Id"))
 	}
-	call(t, reader, "search", map[string]any{"ids": "t-1,t-2"}, `{}`)
+	call(t, reader, "search", map[string]any{"ids": []any{"t-1", "t-2"}}, `{}`)
 	if r := last(t, seen); r.Method != "GET" || r.Path != "/api/v2/search" || !cmp.Equal(r.Query, map[string][]string{"ids": {"t-1,t-2"}}) {
 		t.Errorf("search sent %s %s %v, want ids=t-1,t-2 (explode: false)", r.Method, r.Path, r.Query)
 	}

@@ -29,22 +29,41 @@
 //     idempotent;
 //   - its one route is the path under the base path of the document's
 //     first server (the path of its URL, variables at their defaults),
-//     tool.ServiceRoute(KEY, METHOD, BASE+PATH), a placeholder renamed to
+//     tool.ServiceRoute(KEY, METHOD, BASE+PATH) ("/" is the service's
+//     root, /KEY/, and a trailing "/" stays), a placeholder renamed to
 //     an identifier where the document's name is none ({thing-id} is
-//     {thing_id}); authz/export's CheckOpenAPI holds such routes to the
-//     document;
+//     {thing_id}); a "#fragment" that tells operations on one path
+//     apart ("/files/{file_id}#get_shared_link") is no part of it, as
+//     no request carries one, so such operations share their route;
+//     authz/export's CheckOpenAPI holds such routes to the document;
 //   - its input has a field per path, query and header parameter (tagged
 //     in:"path", in:"query", in:"header"; an optional query or header
 //     parameter a pointer, left out when nil; a list sent as one
-//     comma-separated value a string) and, for a JSON request body, the
+//     comma-separated value, a header's or explode: false, a typed list
+//     tagged in:"query,comma" or in:"header,comma", its items' enum and
+//     bounds in its tags) and, for a JSON request body, the
 //     properties of an object body as its own untagged fields, or, when
 //     one is named like a parameter or the body is no object, one
-//     in:"body" field;
+//     in:"body" field; a body whose one JSON media type is another than
+//     application/json (application/json-patch+json,
+//     application/merge-patch+json: any +json type) is always one
+//     in:"body,MEDIA" field, which upstream.Forward sends under that
+//     Content-Type;
 //   - its result is the schema of the first 2xx response with JSON
 //     content (the default response's without a 2xx one): an object is
 //     the result type itself, anything else the in:"body" field of a
 //     result struct (a structured result is an object); no JSON answer
-//     gives an empty struct.
+//     gives an empty struct. A JSON answer without a schema is the
+//     result itself (a map[string]json.RawMessage, the answer's
+//     properties as the upstream sent them) when the document's
+//     examples of it, at least one, are all objects, and the result's
+//     "value" (a json.RawMessage) otherwise: nothing says it is an
+//     object, and any JSON reaches the client as it came.
+//
+// A property an object schema requires but none of its properties
+// declares (Box's SharedLink requires "accessed") is a required field of
+// any JSON, as JSON Schema reads it, and [Spec.Warnings] names it: most
+// likely an error of the document.
 //
 // Component schemas ($ref "#/components/schemas/NAME") become named types
 // in types.go, inline objects named types after their place
@@ -56,9 +75,19 @@
 // uniqueItems (an array's item keywords too); descriptions and defaults
 // go to jsonschema_description. Properties keep the document's order.
 //
+// A oneOf or an anyOf of several typed schemas (a null member aside,
+// and with no properties, items or additionalProperties of its own) is
+// an upstream.OneOf or upstream.AnyOf of a struct of its alternatives,
+// one field per member ("EntityAlternatives" for the component Entity):
+// the tool's schema has the oneOf, and the value travels as the JSON it
+// is. As an answer, a union of objects is the result itself, a
+// map[string]json.RawMessage (a structured result is an object; a
+// union's schema is none).
+//
 // What Go's types and the schema reflector cannot say becomes a
-// json.RawMessage (any JSON), with a comment: a oneOf or anyOf of
-// several schemas, several types, a schema without a type, and a
+// json.RawMessage (any JSON), with a comment: a oneOf or anyOf with a
+// member of any JSON or one closing a cycle, several types, a schema
+// without a type, and a
 // reference that closes a cycle (the reflector inlines every type, and
 // a type that contains itself has no inline schema): every reference
 // between two components of one strongly connected component of the

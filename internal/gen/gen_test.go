@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -170,10 +171,8 @@ func TestSkipped(t *testing.T) {
 	s := parse(t, "things.yaml", "things")
 	want := []gen.Skip{
 		{"GET /files/{name}.json (getFile)", `path segment "{name}.json": a path parameter must be a whole segment (a route placeholder stands for one segment)`},
-		{"GET /lists/ (listLists)", `the path /api/v2/lists/ ends with "/": a route cannot end in an empty segment`},
 		{"GET /reports/{id} (getReport)", "response 200: content type text/plain: upstream.Forward decodes JSON answers only"},
 		{"GET /session (getSession)", `cookie parameter "sid" (required): cookie parameters are not supported (upstream.Forward sends no cookies)`},
-		{"GET /things#archived (listArchivedThings)", `the path holds "#archived" (documents write it to tell operations on one path apart): a route, as a request's path, has no query or fragment`},
 		{"OPTIONS /things (thingsOptions)", "method OPTIONS: only GET, HEAD, POST, PUT, PATCH and DELETE operations become tools"},
 		{"POST /exports (startExport)", "it names a server of its own (https://exports.things.example/v1), not the document's first: its requests go elsewhere than the service's (generate a service for that server)"},
 		{"POST /uploads (upload)", "request body: content type multipart/form-data is not supported (upstream.Forward sends JSON)"},
@@ -185,7 +184,6 @@ func TestSkipped(t *testing.T) {
 		{"GET /things (listThings)", `header parameter "Accept" left out: the header Accept is the HTTP client's to set`},
 		{"GET /things (listThings)", `cookie parameter "session" left out: cookie parameters are not supported (upstream.Forward sends no cookies)`},
 		{"GET /things (listThings)", `query parameter "filter" left out: style "deepObject" is not supported (upstream.Forward writes form style: key=value, a list as repeated keys)`},
-		{"PATCH /things/{thing-id} (get_thing)", "request body sent as application/json (the document says application/merge-patch+json)"},
 	}
 	if diff := cmp.Diff(wantNotes, s.Notes); diff != "" {
 		t.Errorf("notes (-want +got):\n%s", diff)
@@ -213,6 +211,8 @@ func TestTools(t *testing.T) {
 		{"delete_thing", "delete_thing.go", "destructive, idempotent", "DELETE /things/api/v2/things/{thing_id}"},
 		{"get_thing", "get_thing.go", "read-only", "GET /things/api/v2/things/{thing_id}"},
 		{"get_thing_2", "get_thing_2.go", "destructive", "PATCH /things/api/v2/things/{thing_id}"},
+		{"list_archived_things", "list_archived_things.go", "read-only", "GET /things/api/v2/things"},
+		{"list_lists", "list_lists.go", "read-only", "GET /things/api/v2/lists/"},
 		{"list_things", "list_things.go", "read-only", "GET /things/api/v2/things"},
 		{"post_things_thing_id_tags", "post_things_thing_id_tags.go", "additive", "POST /things/api/v2/things/{thing_id}/tags"},
 		{"rate_thing", "rate_thing.go", "destructive, idempotent", "PUT /things/api/v2/things/{id}/rating"},
@@ -298,5 +298,122 @@ func TestGoVersion(t *testing.T) {
 	}
 	if !strings.Contains(string(data), "\ngo "+gen.GoVersion+"\n") {
 		t.Errorf("gen.GoVersion is %s; toolroute's go.mod says otherwise", gen.GoVersion)
+	}
+}
+
+// TestAnswerWithoutSchema: a JSON answer the document gives no schema is
+// the result itself when its examples are all objects, and the result's
+// "value" otherwise (an array or a string example, or none): a
+// structured result is an object, and nothing says the answer is one.
+func TestAnswerWithoutSchema(t *testing.T) {
+	for _, tc := range []struct{ name, content, want string }{
+		{"object examples", `{"examples": {"a": {"value": {"id": 1}}, "b": {"value": {}}}}`, "type GetVOutput map[string]json.RawMessage\n"},
+		{"object example", `{"example": {"id": 1}}`, "type GetVOutput map[string]json.RawMessage\n"},
+		{"an array example", `{"examples": {"a": {"value": {"id": 1}}, "b": {"value": [1]}}}`, "Value json.RawMessage `json:\"value\" in:\"body\""},
+		{"a string example", `{"example": "{\"id\": 1}"}`, "Value json.RawMessage `json:\"value\" in:\"body\""},
+		{"no example", `{}`, "Value json.RawMessage `json:\"value\" in:\"body\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := `{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/v": {"get": {"operationId": "getV",
+				"responses": {"200": {"description": "ok", "content": {"application/json": ` + tc.content + `}}}}}}}`
+			if got := fileOf(t, doc, "get_v.go"); !strings.Contains(got, tc.want) {
+				t.Errorf("get_v.go does not hold %q:\n%s", tc.want, got)
+			}
+		})
+	}
+}
+
+// fileOf returns the file path of the tools package generated from doc.
+func fileOf(t *testing.T, doc, path string) string {
+	t.Helper()
+	s, err := gen.Parse([]byte(doc), gen.Options{Service: "svc", Source: "t.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := s.ToolFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(files, func(f gen.File) bool { return f.Path == path })
+	if i < 0 {
+		t.Fatalf("no %s among %d files", path, len(files))
+	}
+	return string(files[i].Data)
+}
+
+// TestUnions: a oneOf or anyOf of typed schemas is an upstream.OneOf or
+// AnyOf of a struct of its alternatives (a component's named
+// NAMEAlternatives), null members left out; a oneOf of objects as the
+// answer is the result itself, its properties as they came; a member
+// closing a cycle, or one of any JSON, makes the union any JSON.
+func TestUnions(t *testing.T) {
+	doc := `{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/v": {"post": {"operationId": "postV",
+		"requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {
+			"entity": {"$ref": "#/components/schemas/Entity"},
+			"length": {"anyOf": [{"type": "string", "enum": ["none"]}, {"type": "integer", "minimum": 1}, {"type": "null"}]},
+			"loose": {"oneOf": [{"type": "string"}, {}]},
+			"node": {"$ref": "#/components/schemas/Node"}}}}}},
+		"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Entity"}}}}}}}},
+		"components": {"schemas": {
+			"Entity": {"type": "object", "oneOf": [{"$ref": "#/components/schemas/User"}, {"$ref": "#/components/schemas/Group"}]},
+			"User": {"type": "object", "properties": {"id": {"type": "string"}}},
+			"Group": {"type": "object", "properties": {"gid": {"type": "string"}}},
+			"Node": {"oneOf": [{"type": "string"}, {"$ref": "#/components/schemas/Tree"}]},
+			"Tree": {"type": "object", "properties": {"nodes": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}}}}}`
+	// gofmt aligns fields: compare with single spaces.
+	spaces := regexp.MustCompile(` +`)
+	tool := spaces.ReplaceAllString(fileOf(t, doc, "post_v.go"), " ")
+	types := spaces.ReplaceAllString(fileOf(t, doc, "types.go"), " ")
+	for _, want := range []string{
+		"Entity Entity `json:\"entity,omitempty\"`",
+		"Length upstream.AnyOf[PostVInputLengthAlternatives] `json:\"length,omitempty\"`",
+		"Option1 string `json:\"option1\" jsonschema:\"enum=none\"`",
+		"Option2 int64 `json:\"option2\" jsonschema:\"minimum=1\"`",
+		"Loose json.RawMessage `json:\"loose,omitempty\"` // one of several schemas: any JSON here",
+		"type PostVOutput map[string]json.RawMessage",
+	} {
+		if !strings.Contains(tool, want) {
+			t.Errorf("post_v.go does not hold %q:\n%s", want, tool)
+		}
+	}
+	for _, want := range []string{
+		"type Entity = upstream.OneOf[EntityAlternatives]",
+		"User User `json:\"user\"`",
+		"Group Group `json:\"group\"`",
+		`"github.com/toolroute/toolroute/upstream"`,
+		"type Node = json.RawMessage",
+	} {
+		if !strings.Contains(types, want) {
+			t.Errorf("types.go does not hold %q:\n%s", want, types)
+		}
+	}
+}
+
+// TestUndeclaredRequired: a property an object schema requires but does
+// not declare (Box's SharedLink and "accessed") is a required field of
+// any JSON, and a warning names it; a schema whose additional or
+// alternative properties may declare it gets neither.
+func TestUndeclaredRequired(t *testing.T) {
+	doc := `{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/links/{id}": {"get": {"operationId": "getLink",
+		"parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+		"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Link"}}}}}}}},
+		"components": {"schemas": {
+			"Link": {"type": "object", "properties": {"url": {"type": "string"}, "extra": {"$ref": "#/components/schemas/Open"}},
+				"allOf": [{"required": ["url", "accessed"]}]},
+			"Open": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"], "additionalProperties": {"type": "string"}}}}}`
+	s, err := gen.Parse([]byte(doc), gen.Options{Service: "svc", Source: "t.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`the schema of Link requires the property "accessed", which it does not declare (likely an error of the document; JSON Schema lets it be any value): Link.Accessed is any JSON`}
+	if diff := cmp.Diff(want, s.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	types := regexp.MustCompile(` +`).ReplaceAllString(fileOf(t, doc, "types.go"), " ")
+	if want := "Accessed json.RawMessage `json:\"accessed\"` // required by the schema, which declares no such property: any JSON here"; !strings.Contains(types, want) {
+		t.Errorf("types.go does not hold %q:\n%s", want, types)
+	}
+	if strings.Contains(types, `json:"b"`) {
+		t.Errorf("types.go has a field for Open's b, which its additionalProperties declare:\n%s", types)
 	}
 }

@@ -40,9 +40,12 @@ type plan struct {
 	bodyReq  bool
 	bodyJSON string // the in:"body" field's name
 	bodyDesc string
-	out      *openapi3.SchemaRef // nil: an empty result
-	hasOut   bool
-	route    tool.Route
+	// bodyMedia is the body's media type when it is a JSON one other
+	// than application/json (application/json-patch+json), "" otherwise.
+	bodyMedia string
+	out       *openapi3.SchemaRef // nil: an empty result
+	hasOut    bool
+	route     tool.Route
 }
 
 // tool analyses one operation; an error says why it is skipped.
@@ -87,6 +90,9 @@ func (s *Spec) tool(o *op, names *namespace) (Tool, []Skip, error) {
 			f.desc = "the request body"
 		}
 		f.name = exported(pl.bodyJSON, "Body")
+		if pl.bodyMedia != "" {
+			f.in = "body," + pl.bodyMedia
+		}
 		in.fields = append(in.fields, f)
 	}
 	uniqueFieldNames(in.fields)
@@ -94,6 +100,12 @@ func (s *Spec) tool(o *op, names *namespace) (Tool, []Skip, error) {
 	case !pl.hasOut:
 		t.out = names.claim(camel + "Output")
 		m.declare(&decl{name: t.out, isStruct: true, file: t.File, doc: fmt.Sprintf("%s is the result of %s: the operation answers no JSON body.", t.out, t.Name)})
+	case m.objectUnion(pl.out.Value):
+		// One of several objects: a structured result is an object, and
+		// a union's schema is none; the answer's properties as they came.
+		t.out = names.claim(camel + "Output")
+		m.declare(&decl{name: t.out, file: t.File, underlying: "map[string]json.RawMessage",
+			doc: fmt.Sprintf("%s is the result of %s: an answer of one of several object schemas, its properties as the upstream sent them.", t.out, t.Name)})
 	case component(pl.out.Ref) != "" && m.comps[component(pl.out.Ref)] != "" && (m.kindOf(pl.out.Value, nil) == kindStruct || m.kindOf(pl.out.Value, nil) == kindMap):
 		t.out = m.typeOf(pl.out, "").expr
 	default:
@@ -158,8 +170,12 @@ func (s *Spec) plan(o *op) (plan, []Skip, error) {
 	if !strings.HasPrefix(o.path, "/") {
 		return pl, notes, fmt.Errorf("path %q does not start with \"/\"", o.path)
 	}
-	if i := strings.IndexAny(o.path, "?#"); i >= 0 {
-		return pl, notes, fmt.Errorf("the path holds %q (documents write it to tell operations on one path apart): a route, as a request's path, has no query or fragment", o.path[i:])
+	// A "#fragment" tells operations on one path apart (Box's
+	// "/files/{file_id}#get_shared_link"); a request never carries it, so
+	// the route is the path before it. A query has no such reading.
+	path, _, _ := strings.Cut(o.path, "#")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		return pl, notes, fmt.Errorf("the path holds %q: a route, as a request's path, has no query", path[i:])
 	}
 	// Servers of the operation's own: its requests go elsewhere.
 	servers := o.item.Servers
@@ -174,7 +190,7 @@ func (s *Spec) plan(o *op) (plan, []Skip, error) {
 	params := mergeParams(o.item.Parameters, o.op.Parameters)
 	jsonNames := newNamespace("_")
 	var uri strings.Builder
-	for _, seg := range strings.Split(o.path[1:], "/") {
+	for _, seg := range strings.Split(path[1:], "/") {
 		uri.WriteByte('/')
 		if !strings.ContainsAny(seg, "{}") {
 			uri.WriteString(seg)
@@ -208,13 +224,9 @@ func (s *Spec) plan(o *op) (plan, []Skip, error) {
 			return pl, notes, fmt.Errorf("path parameter %q is not in the path", p.Name)
 		}
 	}
+	// "/" is the service's root, the route /KEY/; a trailing "/" stays
+	// (a route may end in one).
 	full := s.BasePath + uri.String()
-	switch {
-	case full == "/":
-		return pl, notes, fmt.Errorf("the path / is the service's root: a tool's route is below /%s/", s.Service)
-	case strings.HasSuffix(full, "/"):
-		return pl, notes, fmt.Errorf("the path %s ends with \"/\": a route cannot end in an empty segment", full)
-	}
 	pl.route = tool.ServiceRoute(s.Service, o.method, full)
 	if err := pl.route.Validate(); err != nil {
 		return pl, notes, err
@@ -265,7 +277,14 @@ func (s *Spec) plan(o *op) (plan, []Skip, error) {
 			}
 			note("request body left out: %s", why)
 		case mt != nil:
-			if ct := mediaName(body.Content, mt); ct != "application/json" {
+			ct := mediaName(body.Content, mt)
+			switch name, _, _ := mime.ParseMediaType(ct); {
+			case name == "application/json":
+			case strings.HasSuffix(name, "+json"):
+				// A JSON media type of its own (a JSON Patch, a merge
+				// patch): the in:"body" field says it.
+				pl.bodyMedia = name
+			default:
 				note("request body sent as application/json (the document says %s)", ct)
 			}
 			pl.bodyRef, pl.bodyReq, pl.bodyDesc = mt.Schema, body.Required, body.Description
@@ -273,7 +292,7 @@ func (s *Spec) plan(o *op) (plan, []Skip, error) {
 				pl.bodyRef = &openapi3.SchemaRef{Value: &openapi3.Schema{}}
 			}
 			pl.body = oneBody
-			if m.kindOf(pl.bodyRef.Value, nil) == kindStruct && flattens(pl.bodyRef.Value, taken) {
+			if pl.bodyMedia == "" && m.kindOf(pl.bodyRef.Value, nil) == kindStruct && flattens(pl.bodyRef.Value, taken) {
 				pl.body = flatBody
 			} else {
 				pl.bodyJSON = "body"
@@ -416,7 +435,8 @@ func checkParam(m *mapper, p *openapi3.Parameter) string {
 
 // commaList reports whether p is a list sent as one comma-separated
 // value: a header (simple style), or a query parameter with explode:
-// false. Its tool argument is that value, a string.
+// false. Its tool argument is a typed list, in:"query,comma" or
+// in:"header,comma".
 func commaList(m *mapper, p *openapi3.Parameter) bool {
 	if m.kindOf(p.Schema.Value, nil) != kindSlice {
 		return false
@@ -493,7 +513,7 @@ func response(rs *openapi3.Responses) (*openapi3.SchemaRef, string) {
 			continue
 		}
 		if mt.Schema == nil {
-			return &openapi3.SchemaRef{Value: &openapi3.Schema{}}, ""
+			return &openapi3.SchemaRef{Value: exampleSchema(mt)}, ""
 		}
 		return mt.Schema, ""
 	}
@@ -501,6 +521,31 @@ func response(rs *openapi3.Responses) (*openapi3.SchemaRef, string) {
 		return nil, strings.Join(other, "; ") + ": upstream.Forward decodes JSON answers only"
 	}
 	return nil, ""
+}
+
+// exampleSchema is the schema of an answer whose media type has none:
+// an object of any properties when the document's examples of it (at
+// least one) are all JSON objects, so that the result is the answer
+// itself; any JSON otherwise, which the result wraps (its "value").
+func exampleSchema(mt *openapi3.MediaType) *openapi3.Schema {
+	var examples []any
+	if mt.Example != nil {
+		examples = append(examples, mt.Example)
+	}
+	for _, name := range slices.Sorted(maps.Keys(mt.Examples)) {
+		if ex := mt.Examples[name]; ex != nil && ex.Value != nil && ex.Value.Value != nil {
+			examples = append(examples, ex.Value.Value)
+		}
+	}
+	if len(examples) == 0 {
+		return &openapi3.Schema{}
+	}
+	for _, ex := range examples {
+		if _, ok := ex.(map[string]any); !ok {
+			return &openapi3.Schema{}
+		}
+	}
+	return &openapi3.Schema{Type: &openapi3.Types{openapi3.TypeObject}}
 }
 
 // paramField is the input field of a path, query or header parameter.
@@ -513,8 +558,6 @@ func (s *Spec) paramField(p param, owner string) field {
 		// A placeholder formats integers, not floats: the model writes
 		// the number.
 		t = goType{expr: "string", kind: kindString, schema: &openapi3.Schema{Description: p.p.Schema.Value.Description}}
-	case list:
-		t = goType{expr: "string", kind: kindString, schema: &openapi3.Schema{Description: p.p.Schema.Value.Description}}
 	default:
 		t = m.typeOf(p.p.Schema, owner+exported(p.json, "Param"))
 	}
@@ -526,10 +569,7 @@ func (s *Spec) paramField(p param, owner string) field {
 		f.desc = d
 	}
 	if list {
-		f.desc = strings.TrimSpace(strings.TrimSuffix(f.desc, ".") + " (a list: its values separated by commas, as in a,b,c)")
-		if strings.HasPrefix(f.desc, "(") {
-			f.desc = "A list: its values separated by commas, as in a,b,c."
-		}
+		f.in += ",comma" // one value, the items separated by commas
 	}
 	if p.p.Deprecated && !strings.HasPrefix(f.desc, "Deprecated.") {
 		f.desc = strings.TrimSpace("Deprecated. " + f.desc)

@@ -168,28 +168,35 @@ func (s *Spec) typesFile() (string, bool) {
 	slices.SortFunc(ds, func(a, b *decl) int { return strings.Compare(a.name, b.name) })
 	var b strings.Builder
 	fmt.Fprintf(&b, "\npackage %s\n\n", s.pkg)
-	goImports(&b, declImports(ds), nil)
+	std, mod := declImports(ds)
+	goImports(&b, std, mod)
 	for _, d := range ds {
 		writeDecl(&b, d)
 	}
 	return b.String(), true
 }
 
-// declImports are the standard packages ds use.
-func declImports(ds []*decl) []string {
-	var std []string
+// declImports are the standard and module packages ds use.
+func declImports(ds []*decl) (std, mod []string) {
+	uses := func(d *decl, pkg string) bool {
+		return strings.Contains(d.underlying, pkg+".") || slices.ContainsFunc(d.fields, func(f field) bool { return strings.Contains(f.typ, pkg+".") })
+	}
 	for _, d := range ds {
-		if strings.Contains(d.underlying, "json.") || slices.ContainsFunc(d.fields, func(f field) bool { return strings.Contains(f.typ, "json.") }) {
+		if uses(d, "json") {
 			std = append(std, "encoding/json")
 		}
+		if uses(d, "upstream") {
+			mod = append(mod, module+"/upstream")
+		}
 	}
-	return std
+	return std, mod
 }
 
 func (s *Spec) toolFile(t Tool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\npackage %s\n\n", s.pkg)
-	goImports(&b, declImports(t.decls), []string{module + "/behaviour", module + "/tool", module + "/upstream"})
+	std, _ := declImports(t.decls)
+	goImports(&b, std, []string{module + "/behaviour", module + "/tool", module + "/upstream"})
 	b.WriteString("func init() {\n\tRegistry.Register(tool.Tool[*Deps]{\n")
 	fmt.Fprintf(&b, "\t\tName: %q,\n", t.Name)
 	fmt.Fprintf(&b, "\t\tDescription: %s,\n", goString(t.Description))

@@ -92,6 +92,10 @@ type mapper struct {
 	probe bool
 	refs  map[string]bool // the component keys a probe met
 
+	// warnings are the document's own errors the generator met, each
+	// once (see Spec.Warnings).
+	warnings map[string]bool
+
 	cut     map[[2]string]bool // (from, to) component references that close a cycle
 	current string             // the component being declared, "" in an operation
 	file    string             // the file inline types go to
@@ -99,7 +103,7 @@ type mapper struct {
 }
 
 func newMapper(doc *openapi3.T, names *namespace) *mapper {
-	m := &mapper{doc: doc, names: names, comps: map[string]string{}, declared: map[string]*decl{}, compDone: map[string]bool{}, cut: map[[2]string]bool{}}
+	m := &mapper{doc: doc, names: names, comps: map[string]string{}, declared: map[string]*decl{}, compDone: map[string]bool{}, cut: map[[2]string]bool{}, warnings: map[string]bool{}}
 	var keys []string
 	if doc.Components != nil {
 		for k := range doc.Components.Schemas {
@@ -227,6 +231,9 @@ func (m *mapper) kindOf(s *openapi3.Schema, seen []*openapi3.Schema) kind {
 	if one := single(s); one != nil {
 		return m.kindOf(one.Value, seen)
 	}
+	if _, members := m.union(s, seen); members != nil {
+		return kindRaw // an upstream.OneOf or AnyOf: JSON as it came
+	}
 	switch t := typeName(s); t {
 	case "string":
 		return kindString
@@ -349,6 +356,103 @@ func single(s *openapi3.Schema) *openapi3.SchemaRef {
 	return nil
 }
 
+// union returns the kind ("OneOf" or "AnyOf") and the members of s
+// when s is a union the generator types as upstream.OneOf or AnyOf: a
+// oneOf or an anyOf (not both, no allOf) of at least two schemas besides
+// {"type": "null"}, each of one Go kind other than any JSON, and s says
+// nothing else of its value's shape (no properties, items or
+// additionalProperties; a type only if every member has it). nil
+// otherwise.
+func (m *mapper) union(s *openapi3.Schema, seen []*openapi3.Schema) (string, openapi3.SchemaRefs) {
+	if len(s.AllOf) > 0 || len(s.Properties) > 0 || s.Items != nil || s.AdditionalProperties.Has != nil || s.AdditionalProperties.Schema != nil {
+		return "", nil
+	}
+	kind, list := "OneOf", s.OneOf
+	switch {
+	case len(s.OneOf) > 0 && len(s.AnyOf) > 0:
+		return "", nil
+	case len(s.AnyOf) > 0:
+		kind, list = "AnyOf", s.AnyOf
+	}
+	own := typeName(s)
+	var members openapi3.SchemaRefs
+	for _, r := range list {
+		if r == nil || r.Value == nil {
+			return "", nil
+		}
+		if r.Value.Type.Is(openapi3.TypeNull) {
+			continue
+		}
+		if own != "" && typeName(r.Value) != own || m.kindOf(r.Value, seen) == kindRaw {
+			return "", nil
+		}
+		members = append(members, r)
+	}
+	if len(members) < 2 {
+		return "", nil
+	}
+	return kind, members
+}
+
+// objectUnion reports whether s is a union (see [mapper.union]) of
+// objects only.
+func (m *mapper) objectUnion(s *openapi3.Schema) bool {
+	_, members := m.union(s, nil)
+	if members == nil {
+		return false
+	}
+	for _, r := range members {
+		if k := m.kindOf(r.Value, nil); k != kindStruct && k != kindMap {
+			return false
+		}
+	}
+	return true
+}
+
+// unionType maps the union s (see [mapper.union]) to
+// upstream.KIND[HINTAlternatives], declaring the struct of its
+// alternatives: a field per member, of the member's type with its tags.
+// A member that is a reference closing a cycle (any JSON) makes the
+// union any JSON too: an alternative that accepts everything would
+// accept what the others do.
+func (m *mapper) unionType(s *openapi3.Schema, kind string, members openapi3.SchemaRefs, hint string) goType {
+	if m.probe {
+		for _, r := range members {
+			m.typeOf(r, hint)
+		}
+		return goType{expr: hint, kind: kindRaw, schema: s}
+	}
+	for _, r := range members {
+		if key := component(r.Ref); key != "" && m.cut[[2]string{m.current, key}] {
+			t := rawType
+			t.schema, t.why = s, fmt.Sprintf("one of several schemas, and %s and %s contain each other: any JSON here", m.current, key)
+			return t
+		}
+	}
+	name := m.names.claim(hint + "Alternatives")
+	d := &decl{name: name, isStruct: true, file: m.file,
+		doc: fmt.Sprintf("%s are the alternatives of upstream.%s[%s], one field each: a value is valid for %s of their schemas.", name, kind, name, map[string]string{"OneOf": "exactly one", "AnyOf": "at least one"}[kind])}
+	m.declare(d)
+	goNames := newNamespace("", "")
+	for i, r := range members {
+		base := fmt.Sprintf("Option%d", i+1)
+		if key := component(r.Ref); key != "" && m.comps[key] != "" {
+			base = m.comps[key]
+		} else if r.Value.Title != "" {
+			base = exported(r.Value.Title, base)
+		}
+		goName := goNames.claim(base)
+		t := m.typeOf(r, name+goName)
+		f := fieldFor(goName, snake(goName), t, true, "")
+		if f.typ != t.expr {
+			f.typ = t.expr // an alternative is a value: null is no member
+		}
+		f.omit = false
+		d.fields = append(d.fields, f)
+	}
+	return goType{expr: "upstream." + kind + "[" + name + "]", kind: kindRaw, schema: s}
+}
+
 // nullable reports whether s allows null: OpenAPI 3.0's nullable, 3.1's
 // type arrays and oneOf/anyOf with {"type": "null"}.
 func nullable(s *openapi3.Schema) bool {
@@ -399,6 +503,9 @@ func (m *mapper) inline(s *openapi3.Schema, hint string) goType {
 	if one := single(s); one != nil {
 		t := m.typeOf(one, hint)
 		return t
+	}
+	if kind, members := m.union(s, nil); members != nil {
+		return m.unionType(s, kind, members, hint)
 	}
 	t := goType{schema: s}
 	switch typeName(s) {
@@ -534,6 +641,61 @@ func (m *mapper) fields(owner string, s *openapi3.Schema, skip func(property) bo
 		t := m.typeOf(p.ref, owner+goName)
 		out = append(out, fieldFor(goName, p.name, t, p.required && !optional, ""))
 	}
+	// A property the schema requires but declares nowhere (Box's
+	// SharedLink requires "accessed"): JSON Schema lets it hold any
+	// value, and an answer carries it, so it is a field of any JSON; the
+	// document's error is a warning.
+	for _, name := range undeclared(s) {
+		if skip != nil && skip(property{name: name, required: true}) || !validJSONName(name) {
+			continue
+		}
+		goName := goNames.claim(exported(name, "Field"))
+		t := rawType
+		t.why = "required by the schema, which declares no such property: any JSON here"
+		out = append(out, fieldFor(goName, name, t, !optional, ""))
+		if !m.probe {
+			m.warnings[fmt.Sprintf("the schema of %s requires the property %q, which it does not declare (likely an error of the document; JSON Schema lets it be any value): %s.%s is any JSON", owner, name, owner, goName)] = true
+		}
+	}
+	return out
+}
+
+// undeclared returns the names the required lists of s and its allOf
+// members hold that none of their properties declares, in the order of
+// the lists; nil if s (or a member) allows other properties only
+// through additionalProperties or patternProperties (which may declare
+// them).
+func undeclared(s *openapi3.Schema) []string {
+	declared := map[string]bool{}
+	for _, p := range properties(s) {
+		declared[p.name] = true
+	}
+	var out []string
+	open := false
+	var walk func(s *openapi3.Schema, seen []*openapi3.Schema)
+	walk = func(s *openapi3.Schema, seen []*openapi3.Schema) {
+		if s == nil || slices.Contains(seen, s) {
+			return
+		}
+		seen = append(seen, s)
+		if s.AdditionalProperties.Schema != nil || len(s.PatternProperties) > 0 || len(s.OneOf)+len(s.AnyOf) > 0 {
+			open = true
+		}
+		for _, r := range s.AllOf {
+			if r != nil {
+				walk(r.Value, seen)
+			}
+		}
+		for _, name := range s.Required {
+			if !declared[name] && !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	walk(s, nil)
+	if open {
+		return nil
+	}
 	return out
 }
 
@@ -595,7 +757,11 @@ func (m *mapper) declareComponent(key string) {
 		m.declareStruct(name, s, doc, nil)
 		return
 	}
-	t := m.inline(s, name+"Value")
+	hint := name + "Value"
+	if _, members := m.union(s, nil); members != nil {
+		hint = name // its alternatives are NAMEAlternatives
+	}
+	t := m.inline(s, hint)
 	if t.kind == kindRaw {
 		m.declare(&decl{name: name, doc: doc, underlying: "= " + t.expr, file: m.file})
 		return

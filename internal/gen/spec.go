@@ -38,6 +38,10 @@ type Spec struct {
 	// Notes are what the generated tools leave out of their operations
 	// (an optional cookie parameter, a header the kit sets itself, ...).
 	Notes []Skip
+	// Warnings are errors of the document itself that the generated
+	// types work around, sorted: a schema that requires a property it
+	// does not declare (a field of any JSON).
+	Warnings []string
 
 	mapper *mapper
 	pkg    string
@@ -204,6 +208,7 @@ func analyse(doc *openapi3.T, opts Options) *Spec {
 		s.Tools = append(s.Tools, t)
 	}
 	s.mapper.flushComponents("types.go")
+	s.Warnings = slices.Sorted(maps.Keys(s.mapper.warnings))
 	slices.SortFunc(s.Tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortStableFunc(s.Skipped, func(a, b Skip) int { return strings.Compare(a.Operation, b.Operation) })
 	return s

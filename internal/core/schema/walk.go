@@ -429,8 +429,15 @@ func nilable(t reflect.Type) bool {
 }
 
 // nullable makes s accept null too. A schema without a type already
-// accepts it, unless it is an enum or const.
+// accepts it, unless it is an enum or const, or a oneOf or anyOf (a
+// union of upstream's, which describes itself), which becomes an anyOf
+// of itself and {"type": "null"}.
 func nullable(s *jsonschema.Schema) {
+	if s.Type == "" && len(s.Types) == 0 && (len(s.OneOf) > 0 || len(s.AnyOf) > 0) {
+		union := *s
+		*s = jsonschema.Schema{AnyOf: []*jsonschema.Schema{&union, {Type: "null"}}}
+		return
+	}
 	switch {
 	case s.Type != "":
 		s.Types = []string{s.Type, "null"}

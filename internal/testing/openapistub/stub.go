@@ -158,8 +158,20 @@ type Stub struct {
 	alike  map[*Operation][]*Operation // the operations of one method and route, by ID
 	router routers.Router
 
-	mu       sync.Mutex
-	requests []Request
+	mu        sync.Mutex
+	requests  []Request
+	preferred string // the operation ID [Stub.Prefer] set
+}
+
+// Prefer makes the stub match a request of several operations alike
+// (told apart by a "#fragment" only) to the operation id first, if the
+// request conforms to it, and answer as that operation: what the
+// upstream that tells them apart by the request's content does. A test
+// calling a tool sets its operation; "" restores the order by ID.
+func (s *Stub) Prefer(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.preferred = id
 }
 
 // New returns a stub for doc (as [Load] returns it), or an error naming
@@ -401,12 +413,21 @@ func (s *Stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // candidates returns the operations a request the router matched to op
-// may be for: op alone, or every operation alike, by ID.
+// may be for: op alone, or every operation alike, by ID, the one
+// [Stub.Prefer] set first.
 func (s *Stub) candidates(op *Operation) []*Operation {
-	if alike := s.alike[op]; alike != nil {
-		return alike
+	alike := s.alike[op]
+	if alike == nil {
+		return []*Operation{op}
 	}
-	return []*Operation{op}
+	s.mu.Lock()
+	preferred := s.preferred
+	s.mu.Unlock()
+	if i := slices.IndexFunc(alike, func(o *Operation) bool { return o.ID == preferred }); i > 0 {
+		out := append([]*Operation{alike[i]}, alike[:i]...)
+		return append(out, alike[i+1:]...)
+	}
+	return alike
 }
 
 // route finds the operation of a request whose escaped path is path.

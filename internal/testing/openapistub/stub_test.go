@@ -337,6 +337,30 @@ func TestRecords(t *testing.T) {
 	}
 }
 
+// TestPrefer: of operations alike that a request conforms to, the stub
+// answers as the first by ID, or as the one Prefer names.
+func TestPrefer(t *testing.T) {
+	_, stub, origin := features(t)
+	for _, tc := range []struct{ prefer, op, body string }{
+		{"", "countNotes", `{"count":2}`},
+		{"listNotes", "listNotes", `{"notes":["a","b"]}`},
+		{"getThing", "countNotes", `{"count":2}`}, // not alike: the order by ID
+		{"", "countNotes", `{"count":2}`},
+	} {
+		stub.Prefer(tc.prefer)
+		resp, err := http.Get(origin + "/base/notes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got := stub.Take()
+		if len(got) != 1 || got[0].Operation != tc.op || string(body) != tc.body {
+			t.Errorf("Prefer(%q): recorded %+v, answered %s; want %s answering %s", tc.prefer, got, body, tc.op, tc.body)
+		}
+	}
+}
+
 // TestRefuses checks that a request the document does not allow is
 // recorded with its problem and answered 404 or 400, and that Diff
 // reports the problem.
