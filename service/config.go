@@ -41,6 +41,11 @@ type Config struct {
 	PolicyFile string
 	// TokensFile is the bearer tokens file (-tokens).
 	TokensFile string
+	// ReloadInterval is how often PolicyFile and TokensFile are checked
+	// for changes, which are applied once a file has held still for one
+	// interval (-reload-interval; default 2s; negative: only on SIGHUP
+	// and another replica's announcement).
+	ReloadInterval time.Duration
 	// Anonymous is the role of HTTP requests without a token (-anonymous;
 	// off when empty).
 	Anonymous string
@@ -127,6 +132,7 @@ type OAuth struct {
 const (
 	defaultAddr            = "127.0.0.1:8080"
 	defaultShutdownTimeout = 10 * time.Second
+	defaultReloadInterval  = 2 * time.Second
 )
 
 // envPrefix starts the environment variable of every flag: -proxy-auth
@@ -209,6 +215,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.ProxyAuth, "proxy-auth", "", "ask the RBAC proxy at `URL` instead of a role policy")
 	fs.StringVar(&c.PolicyFile, "policy", "", "role policies `file` (JSON)")
 	fs.StringVar(&c.TokensFile, "tokens", "", "bearer tokens `file` (JSON)")
+	fs.DurationVar(&c.ReloadInterval, "reload-interval", 0, "check the -policy and -tokens files for changes this often, and reload them once they held still for one `interval` (default 2s; negative: only on SIGHUP, or when another replica announces a reload through -redis)")
 	fs.StringVar(&c.Anonymous, "anonymous", "", "HTTP requests without a token act as `ROLE` (off by default; for local tools that cannot send headers)")
 	fs.StringVar(&c.Redis, "redis", "", "share the permission replay guard, remembered answers, the rate limit and cancellations with other replicas through the Redis at `URL` (redis://host:6379/0; needs -state-key-file)")
 	fs.StringVar(&c.StateKeyFile, "state-key-file", "", "the `file` holding the key (at least 32 bytes) that signs permission questions, the same on every replica (with -redis only)")
@@ -368,6 +375,8 @@ func (c *Config) given(name string) bool {
 		return c.DrainDelay != 0
 	case "shutdown-timeout":
 		return c.ShutdownTimeout != 0
+	case "reload-interval":
+		return c.ReloadInterval != 0
 	}
 	for _, f := range oauthFlags {
 		if name == f.name {
@@ -385,6 +394,9 @@ func (c Config) withDefaults(d Config) Config {
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = defaultShutdownTimeout
+	}
+	if c.ReloadInterval == 0 {
+		c.ReloadInterval = defaultReloadInterval
 	}
 	if c.OAuth.RolesClaim == "" {
 		c.OAuth.RolesClaim = oauth.DefaultRolesClaim
@@ -435,6 +447,8 @@ func (c *Config) check() error {
 		return errors.New("-drain-delay must not be negative, -shutdown-timeout must be positive")
 	case c.Stdio && c.given("drain-delay"):
 		return errors.New("-drain-delay applies to HTTP only")
+	case c.given("reload-interval") && c.PolicyFile == "" && c.TokensFile == "":
+		return errors.New("-reload-interval needs -policy or -tokens: it is how often their files are checked for changes")
 	case c.RateLimit < 0:
 		return errors.New("-rate-limit must be 0 (off) or a positive number of calls per second")
 	case c.Redis != "" && c.StateKeyFile == "":
