@@ -35,6 +35,17 @@ type Options struct {
 	// is nil. Use authz.AllowAll() to allow everything explicitly.
 	Authorizer authz.Authorizer
 
+	// ListTTL is how long a client may keep a tools/list page before it
+	// fetches the list again: the page's ttlMs, in whole milliseconds
+	// (its cacheScope is "private": the list is the caller's). 0, the
+	// default, sends ttlMs 0, stale at once, as go-sdk does; a negative
+	// value is refused by New. A client that listens for
+	// notifications/tools/list_changed is told when the list changes
+	// and fetches it then; one that does not may use a list up to ListTTL
+	// old (a tool it no longer sees answers as unknown when called, a
+	// new one shows at its next fetch).
+	ListTTL time.Duration
+
 	// CallTimeout bounds every tools/call: the handler's context ends
 	// after it. 0 selects 30 seconds; a negative value disables the
 	// deadline.

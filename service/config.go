@@ -61,6 +61,9 @@ type Config struct {
 	// DrainDelay is how long a stopping HTTP server keeps serving with
 	// /readyz answering 503 (-drain-delay; default 0).
 	DrainDelay time.Duration
+	// ListTTL is how long a client may keep a tools/list page (its
+	// ttlMs; -list-ttl; default 1m; negative: 0, stale at once).
+	ListTTL time.Duration
 	// ShutdownTimeout is how long in-flight calls get once the listener
 	// closed (-shutdown-timeout; default 10s).
 	ShutdownTimeout time.Duration
@@ -133,6 +136,7 @@ const (
 	defaultAddr            = "127.0.0.1:8080"
 	defaultShutdownTimeout = 10 * time.Second
 	defaultReloadInterval  = 2 * time.Second
+	defaultListTTL         = time.Minute
 )
 
 // envPrefix starts the environment variable of every flag: -proxy-auth
@@ -221,6 +225,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.StateKeyFile, "state-key-file", "", "the `file` holding the key (at least 32 bytes) that signs permission questions, the same on every replica (with -redis only)")
 	fs.DurationVar(&c.DrainDelay, "drain-delay", 0, "on SIGTERM, keep serving for this `duration` with /readyz answering 503 before closing the listener, so that load balancers notice first")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 0, "then give in-flight calls this `duration` to finish before cancelling them (default 10s)")
+	fs.DurationVar(&c.ListTTL, "list-ttl", 0, "how long a client may keep a tools/list page before fetching it again (its ttlMs; listeners of notifications/tools/list_changed are told sooner; default 1m; negative: 0, stale at once)")
 	fs.IntVar(&c.RateLimit, "rate-limit", 0, "at most `N` tool calls per second per caller, in bursts of up to N (across replicas with -redis); 0 = no limit")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics, on a listener of their own (off by default)")
 	fs.StringVar(&c.Audit, "audit", "", "append audit records (JSON lines) to `FILE` (\"-\": standard error)")
@@ -397,6 +402,9 @@ func (c Config) withDefaults(d Config) Config {
 	}
 	if c.ReloadInterval == 0 {
 		c.ReloadInterval = defaultReloadInterval
+	}
+	if c.ListTTL == 0 {
+		c.ListTTL = defaultListTTL
 	}
 	if c.OAuth.RolesClaim == "" {
 		c.OAuth.RolesClaim = oauth.DefaultRolesClaim

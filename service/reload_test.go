@@ -125,7 +125,7 @@ func TestOutsideReloadAcrossReplicas(t *testing.T) {
 	key := writeFile(t, "state.key", strings.Repeat("k", 32))
 	var rs []replica
 	for range 3 {
-		p := proc.Start(t, bin, proc.Options{Env: []string{"TOOLROUTE_UPSTREAM_THINGS=" + api.URL, "TOOLROUTE_RELOAD_INTERVAL=-1s"}},
+		p := proc.Start(t, bin, proc.Options{Env: []string{"TOOLROUTE_UPSTREAM_THINGS=" + api.URL, "TOOLROUTE_RELOAD_INTERVAL=-1s", "TOOLROUTE_LIST_TTL=-1s"}},
 			"-addr", "127.0.0.1:0", "-policy", policy, "-tokens", "testdata/things/tokens.json",
 			"-redis", rdb.URL(), "-state-key-file", key, "-metrics-addr", "127.0.0.1:0")
 		metrics := strings.TrimSuffix(p.Wait(t, `Prometheus metrics at (http://\S+)`), "/metrics")
@@ -142,6 +142,10 @@ func TestOutsideReloadAcrossReplicas(t *testing.T) {
 		if got := r.listed(t); len(got) != 1 || got[0] != "get_thing" {
 			t.Fatalf("replica %d lists %q at start, want get_thing", i, got)
 		}
+	}
+	// -list-ttl -1s: ttlMs 0, so that the clients here fetch every list.
+	if res, err := rs[0].cs.ListTools(context.Background(), nil); err != nil || res.TTLMs != 0 || res.CacheScope != "private" {
+		t.Errorf("tools/list = ttlMs %d, cacheScope %q, %v; want 0, private", res.TTLMs, res.CacheScope, err)
 	}
 
 	// A broken policy: refused, on every try; nothing changes.
@@ -300,5 +304,10 @@ func TestReloadOnFileChange(t *testing.T) {
 	until(t, "fixed-token accepted", func() bool { return status("fixed-token") == http.StatusOK })
 	if n := strings.Count(stderr.String(), "reload refused"); n != 1 {
 		t.Errorf("the refusal was logged %d times, want once:\n%s", n, &stderr)
+	}
+	// The default -list-ttl: a list is the caller's for a minute.
+	cs := servertest.ConnectHTTP(t, url, "fixed-token", servertest.Options{})
+	if res, err := cs.ListTools(context.Background(), nil); err != nil || res.TTLMs != 60_000 || res.CacheScope != "private" {
+		t.Errorf("tools/list = %+v, %v; want ttlMs 60000 (the default -list-ttl), cacheScope private", res, err)
 	}
 }

@@ -165,6 +165,7 @@ func (k *kit) options() []fx.Option {
 		// In-flight calls get this long after the listener closes.
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		Observers:       k.obs.observers(),
+		ListTTL:         max(cfg.ListTTL, 0),
 	}
 	if k.acc.policy != nil {
 		// First: a request decides under the policy it began with, from
