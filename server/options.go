@@ -46,6 +46,14 @@ type Options struct {
 	// new one shows at its next fetch).
 	ListTTL time.Duration
 
+	// ListChanged advertises the tools capability's listChanged and keeps
+	// track of the clients that listen (2026-07-28 subscriptions/listen
+	// streams asking for toolsListChanged, and 2025 sessions), so that
+	// [NotifyListChanged] tells those whose visible tools changed. Off,
+	// nothing listens: a 2026 client's listen stream for tools ends at
+	// once, as go-sdk acknowledges no tools subscription.
+	ListChanged bool
+
 	// CallTimeout bounds every tools/call: the handler's context ends
 	// after it. 0 selects 30 seconds; a negative value disables the
 	// deadline.

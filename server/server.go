@@ -120,7 +120,7 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 		Instructions: advertised,
 		// Tools even when there are none; no logging capability (calls are
 		// logged server-side).
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.ListChanged}},
 		SetCacheable: listTTL(opts.ListTTL),
 	})
 	// The installers first: the SDK runs the middleware added last
@@ -132,17 +132,21 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	for _, t := range tools {
 		c.known[t.Tool] = &call.Tool[tool.Call]{Info: t}
 	}
-	mw := []mcp.Middleware{
-		c.middleware,
-		authz.Middleware(opts.Authorizer, tools, authz.Options{Logger: c.log}),
+	mw := []mcp.Middleware{c.middleware}
+	var lists *listeners
+	if opts.ListChanged {
+		lists = newListeners(opts.Authorizer, tools, c.log)
+		mw = append(mw, lists.receiving)
+		s.AddSendingMiddleware(lists.sending)
 	}
+	mw = append(mw, authz.Middleware(opts.Authorizer, tools, authz.Options{Logger: c.log}))
 	if dec := newArgDecoder(tools); len(dec) > 0 {
 		mw = append(mw, dec.middleware)
 	}
 	mw = append(mw, plainSchemaErrors)
 	mw = append(mw, opts.Middleware...)
 	s.AddReceivingMiddleware(mw...)
-	rememberReporter(s, reporter{log: c.log, onError: opts.OnError})
+	rememberReporter(s, reporter{log: c.log, onError: opts.OnError, lists: lists})
 	return s, nil
 }
 
