@@ -16,7 +16,10 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/toolroute/toolroute/redisstore"
+	"github.com/toolroute/toolroute/server"
 )
 
 // A reloader reads the -policy and -tokens files again while the service
@@ -30,7 +33,8 @@ import (
 // refusal is logged once per content of the files, counted
 // (toolroute.policy.reloads{result="refused"}) and shown in the status
 // (toolroute.policy.reload.failing, and /statusz on the -metrics-addr
-// listener) until a reload succeeds.
+// listener) until a reload succeeds. After a reload, the listeners whose
+// visible tools changed are told (server.NotifyListChanged).
 //
 // With -redis, a replica that reloaded on SIGHUP or on a change announces
 // the digests of what it loaded (a redisstore.Broadcast), and every
@@ -50,6 +54,7 @@ type reloader struct {
 	tokens   string // -tokens, or ""
 	interval time.Duration
 	news     *redisstore.Broadcast // nil without -redis
+	server   *mcp.Server           // told of each reload, for its listeners
 
 	reloads   metric.Int64Counter
 	announced chan fileSums // another replica's news, the latest only
@@ -268,6 +273,11 @@ func (r *reloader) reload(ctx context.Context, trigger string) bool {
 		slog.String("policy_sha256", f.sums.Policy), slog.String("tokens_sha256", f.sums.Tokens))
 	for _, l := range f.lint {
 		r.logger.Warn(r.name+": policy lint: "+l, slog.String("check", r.name+" check"))
+	}
+	if r.server != nil {
+		if n := server.NotifyListChanged(ctx, r.server); n > 0 {
+			r.logger.Info(r.name+": told the listeners whose tools changed", slog.Int("listeners", n))
+		}
 	}
 	if r.news != nil && trigger != "announcement" {
 		payload, _ := json.Marshal(f.sums)

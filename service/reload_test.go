@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolroute/toolroute/internal/testing/await"
+	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/internal/testing/proc"
 	"github.com/toolroute/toolroute/internal/testing/redistest"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
@@ -25,16 +26,38 @@ import (
 
 // The policies of the reload tests: viewer sees get_thing, or sees
 // nothing (a role that allows only a path no tool has: a policy that
-// allows nothing at all does not load).
+// allows nothing at all does not load); other sees get_thing in both.
 const (
-	seesThing   = `[{"role": "viewer", "accessPolicies": [{"path": "^/things/api/v1/things/[^/]+$", "methods": ["GET"], "effect": "allow"}]}]`
-	seesNothing = `[{"role": "viewer", "accessPolicies": [{"path": "^/things/api/v1/elsewhere$", "methods": ["GET"], "effect": "allow"}]}]`
-	notAPolicy  = `[{"role": "viewer", "accessPolicies": [{"path": "^/things/(", "methods": ["GET"], "effect": "allow"}]}]`
+	seesThing   = `[{"role": "viewer", "accessPolicies": [{"path": "^/things/api/v1/things/[^/]+$", "methods": ["GET"], "effect": "allow"}]}` + otherRole + `]`
+	seesNothing = `[{"role": "viewer", "accessPolicies": [{"path": "^/things/api/v1/elsewhere$", "methods": ["GET"], "effect": "allow"}]}` + otherRole + `]`
+	notAPolicy  = `[{"role": "viewer", "accessPolicies": [{"path": "^/things/(", "methods": ["GET"], "effect": "allow"}]}` + otherRole + `]`
+	otherRole   = `, {"role": "other", "accessPolicies": [{"path": "^/things/api/v1/things/[^/]+$", "methods": ["GET"], "effect": "allow"}]}`
+	twoTokens   = `[{"token": "viewer-token", "subject": "vera", "roles": ["viewer"]}, {"token": "other-token", "subject": "otto", "roles": ["other"]}]`
 )
+
+// listen opens a 2026-07-28 subscriptions/listen stream for tools as the
+// caller of token at url, and returns what the stream delivers, once
+// the server acknowledged it (from then on it is told of changes).
+func listen(t *testing.T, url, token string) *syncbuf.Buffer {
+	t.Helper()
+	h := mcptest.Header("Bearer "+token, "2026-07-28")
+	h.Set("Mcp-Method", "subscriptions/listen")
+	resp := mcptest.Post(t, url, h, `{"jsonrpc":"2.0","id":"listen-1","method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}},"notifications":{"toolsListChanged":true}}}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("subscriptions/listen: %s", resp.Status)
+	}
+	var got syncbuf.Buffer
+	go io.Copy(&got, resp.Body) // until the test closes the body
+	until(t, "the listen stream's acknowledgment", func() bool {
+		return strings.Contains(got.String(), "notifications/subscriptions/acknowledged") && strings.Contains(got.String(), `"toolsListChanged":true`)
+	})
+	return &got
+}
 
 // replica is one things-mcp process and its client.
 type replica struct {
 	p       *proc.Proc
+	url     string
 	cs      *mcp.ClientSession
 	metrics string // the -metrics-addr listener's base URL
 }
@@ -116,22 +139,25 @@ func replace(t *testing.T, path, data string) {
 // only SIGHUP and the announcements through Redis reload. A broken
 // policy, on SIGHUP, changes nothing anywhere, is logged once however
 // often it is tried, and shows in the status and the metrics; a good
-// one, on SIGHUP to one replica, changes what callers see on all three.
+// one, on SIGHUP to one replica, changes what callers see on all three,
+// and every replica tells its listeners whose tools changed
+// (notifications/tools/list_changed, naming no tool), and no other.
 func TestOutsideReloadAcrossReplicas(t *testing.T) {
 	bin := buildOutside(t)
 	rdb := redistest.Start(t)
 	api, _ := thingsAPI(t)
 	policy := writeFile(t, "policy.json", seesThing)
+	tokens := writeFile(t, "tokens.json", twoTokens)
 	key := writeFile(t, "state.key", strings.Repeat("k", 32))
 	var rs []replica
 	for range 3 {
 		p := proc.Start(t, bin, proc.Options{Env: []string{"TOOLROUTE_UPSTREAM_THINGS=" + api.URL, "TOOLROUTE_RELOAD_INTERVAL=-1s", "TOOLROUTE_LIST_TTL=-1s"}},
-			"-addr", "127.0.0.1:0", "-policy", policy, "-tokens", "testdata/things/tokens.json",
+			"-addr", "127.0.0.1:0", "-policy", policy, "-tokens", tokens,
 			"-redis", rdb.URL(), "-state-key-file", key, "-metrics-addr", "127.0.0.1:0")
 		metrics := strings.TrimSuffix(p.Wait(t, `Prometheus metrics at (http://\S+)`), "/metrics")
 		url := p.Wait(t, `serving MCP at (http://\S+)`)
 		p.Wait(t, `reloading -policy \S+ and -tokens \S+ on SIGHUP, announced to the other replicas through Redis`)
-		rs = append(rs, replica{p: p, cs: servertest.ConnectHTTP(t, url, "viewer-token", servertest.Options{}), metrics: metrics})
+		rs = append(rs, replica{p: p, url: url, cs: servertest.ConnectHTTP(t, url, "viewer-token", servertest.Options{}), metrics: metrics})
 	}
 	// Every replica's subscription is up before the first announcement.
 	until(t, "three subscribers to the reload channel", func() bool {
@@ -173,6 +199,13 @@ func TestOutsideReloadAcrossReplicas(t *testing.T) {
 		}
 	}
 
+	// The listeners: vera on each replica, otto on replica 2.
+	var heard []*syncbuf.Buffer
+	for _, r := range rs {
+		heard = append(heard, listen(t, r.url, "viewer-token"))
+	}
+	otto := listen(t, rs[2].url, "other-token")
+
 	// A good policy, SIGHUP to replica 1 only: all three follow.
 	replace(t, policy, seesNothing)
 	rs[1].p.Signal(syscall.SIGHUP)
@@ -187,6 +220,22 @@ func TestOutsideReloadAcrossReplicas(t *testing.T) {
 		if st.Generation != 2 || st.Trigger != want || st.Failing {
 			t.Errorf("replica %d's status = %+v, want generation 2 by %s, not failing", i, st, want)
 		}
+	}
+	for i, h := range heard {
+		until(t, "vera's list_changed on replica "+string(rune('0'+i)), func() bool { return strings.Contains(h.String(), "notifications/tools/list_changed") })
+		for l := range strings.SplitSeq(h.String(), "\n") {
+			if strings.Contains(l, "list_changed") && (strings.Contains(l, "get_thing") || !strings.Contains(l, `"io.modelcontextprotocol/subscriptionId":"listen-1"`)) {
+				t.Errorf("replica %d: the notification names a tool or lacks its subscription id: %s", i, l)
+			}
+		}
+		p := rs[i].p
+		until(t, "replica's report of whom it told", func() bool { return strings.Contains(p.String(), "told the listeners whose tools changed") })
+		if !strings.Contains(p.String(), "told the listeners whose tools changed\" listeners=1") {
+			t.Errorf("replica %d told other listeners than vera's:\n%s", i, grepLines(p.String(), "told the listeners"))
+		}
+	}
+	if strings.Contains(otto.String(), "list_changed") {
+		t.Errorf("otto, whose tools did not change, was told: %s", otto)
 	}
 	if m := string(get(t, rs[0].metrics+"/metrics")); sample(m, "toolroute_policy_reload_failing", "") != "0" || sample(m, "toolroute_policy_generation", "") != "2" || sample(m, "toolroute_policy_reloads_total", `result="applied"`) != "1" {
 		t.Errorf("replica 0's metrics after the good reload:\n%s", grepLines(m, "toolroute_policy"))

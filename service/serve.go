@@ -119,6 +119,9 @@ func (c Command) Serve(ctx context.Context, cfg Config, stdin io.Reader, stdout,
 	} else {
 		options = append(options, server.HTTP(cfg.Addr, k.httpOptions()), fx.Populate(&hs))
 	}
+	if k.rl != nil {
+		options = append(options, fx.Populate(&k.rl.server))
+	}
 	app := fx.New(options...)
 	if err := app.Err(); err != nil {
 		return err
@@ -166,6 +169,8 @@ func (k *kit) options() []fx.Option {
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		Observers:       k.obs.observers(),
 		ListTTL:         max(cfg.ListTTL, 0),
+		// Listeners are told when a reload changes what they see.
+		ListChanged: k.rl != nil,
 	}
 	if k.acc.policy != nil {
 		// First: a request decides under the policy it began with, from
