@@ -144,3 +144,36 @@ func TestListChangedOff(t *testing.T) {
 		t.Errorf("NotifyListChanged = %d, want 0", n)
 	}
 }
+
+// TestListenersEnd: listeners leave when their stream or session ends:
+// a 2025 client over stateless HTTP (whose initialize's session ends
+// with its POST: it has no stream to be told on), a 2026 listen stream
+// when its client closes, a 2025 in-memory session when it closes.
+func TestListenersEnd(t *testing.T) {
+	alice := authz.Caller{Subject: "alice", Roles: []string{"reader"}}
+	s, err := server.New(server.Options{Authorizer: listPolicy(t), Logger: discardLogger, ListChanged: true}, server.Install(listRegistry(), struct{}{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(map[string]authz.Caller{"alice": alice})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(hs.Handler())
+	t.Cleanup(ts.Close)
+	var ignored changes
+	client := mcp.NewClient(&mcp.Implementation{Name: "a", Version: "1"}, &mcp.ClientOptions{ToolListChangedHandler: ignored.handler})
+	old := servertest.ConnectHTTP(t, ts.URL+"/mcp", "alice", servertest.Options{Client: client, ProtocolVersion: "2025-11-25"})
+	names(t, old)
+	waitFor(t, "no listener of stateless 2025", func() bool { return server.ListenersForTest(s) == 0 })
+
+	cs := servertest.ConnectHTTP(t, ts.URL+"/mcp", "alice", servertest.Options{Client: client})
+	waitFor(t, "the 2026 listener", func() bool { return server.ListenersForTest(s) == 1 })
+	cs.Close()
+	waitFor(t, "the 2026 listener's end", func() bool { return server.ListenersForTest(s) == 0 })
+
+	mem := mcptest.Connect(t, s, &mcptest.Options{Client: client, Session: &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}, ServerContext: authz.WithCaller(context.Background(), alice)})
+	waitFor(t, "the 2025 session", func() bool { return server.ListenersForTest(s) == 1 })
+	mem.Close()
+	waitFor(t, "the 2025 session's end", func() bool { return server.ListenersForTest(s) == 0 })
+}
