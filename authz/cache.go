@@ -25,6 +25,12 @@ import (
 // the same decision are asked once: a caller's first burst of calls costs
 // one question to a, not one per call.
 //
+// When a reports a generation — a method Generation(ctx) uint64, as an
+// authz/reload Authorizer has — decisions are keyed by it as well: once a
+// new generation (a reloaded policy) is current, no decision of an older
+// one is answered, even within ttl; those entries are never asked for
+// again and leave as the least recently used.
+//
 // The Authorizer returned is a [ReadyChecker] asking a's Ready, when a
 // has one (and ready when it has none): a cache in front of a proxy is
 // as ready as the proxy.
@@ -39,7 +45,28 @@ func Cached(a Authorizer, ttl time.Duration, max int) Authorizer {
 	case max < 1:
 		panic(fmt.Sprintf("authz: Cached: max is %d, want at least 1", max))
 	}
-	return &cache{a: a, ttl: ttl, max: max, entries: map[cacheKey]*list.Element{}}
+	c := &cache{a: a, ttl: ttl, max: max, entries: map[cacheKey]*list.Element{}}
+	c.gen, _ = a.(generational)
+	return c
+}
+
+// generational is an Authorizer whose decisions come from a generation
+// that can change (authz/reload's): Pin fixes the generation of the
+// decisions made with the context it returns, Generation tells it.
+type generational interface {
+	Pin(ctx context.Context) context.Context
+	Generation(ctx context.Context) uint64
+}
+
+// generation pins ctx to a's current generation, if a has generations,
+// and returns it with that generation (0 without): the decision asked
+// with it is of the generation it is cached under.
+func (c *cache) generation(ctx context.Context) (context.Context, uint64) {
+	if c.gen == nil {
+		return ctx, 0
+	}
+	ctx = c.gen.Pin(ctx)
+	return ctx, c.gen.Generation(ctx)
 }
 
 // Ready asks the cached Authorizer's Ready, if it has one.
@@ -54,6 +81,7 @@ type cache struct {
 	a   Authorizer
 	ttl time.Duration
 	max int
+	gen generational // a, if it has generations; else nil
 
 	flight singleflight.Group // concurrent misses, asked once (cacheflight.go)
 
@@ -64,6 +92,7 @@ type cache struct {
 
 type cacheKey struct {
 	cred  [sha256.Size]byte
+	gen   uint64 // the generation of a's decision (see generational)
 	route tool.Route
 }
 
@@ -123,7 +152,8 @@ func (c *cache) store(k cacheKey, allow bool, now time.Time) {
 }
 
 func (c *cache) Allow(ctx context.Context, caller Caller, r tool.Route) error {
-	k := cacheKey{cred: credential(caller), route: r}
+	ctx, gen := c.generation(ctx)
+	k := cacheKey{cred: credential(caller), gen: gen, route: r}
 	c.mu.Lock()
 	allow, ok := c.lookup(k, time.Now())
 	c.mu.Unlock()
@@ -137,6 +167,7 @@ func (c *cache) Allow(ctx context.Context, caller Caller, r tool.Route) error {
 }
 
 func (c *cache) AllowMany(ctx context.Context, caller Caller, rs []tool.Route) ([]bool, error) {
+	ctx, gen := c.generation(ctx)
 	cred := credential(caller)
 	out := make([]bool, len(rs))
 	var miss []int // indexes into rs of the first occurrence of each missing route
@@ -144,7 +175,7 @@ func (c *cache) AllowMany(ctx context.Context, caller Caller, rs []tool.Route) (
 	c.mu.Lock()
 	now := time.Now()
 	for i, r := range rs {
-		allow, ok := c.lookup(cacheKey{cred: cred, route: r}, now)
+		allow, ok := c.lookup(cacheKey{cred: cred, gen: gen, route: r}, now)
 		if ok {
 			out[i] = allow
 			continue
@@ -165,7 +196,7 @@ func (c *cache) AllowMany(ctx context.Context, caller Caller, rs []tool.Route) (
 	for j, i := range miss {
 		ask[j] = rs[i]
 	}
-	got, err := c.allowManyShared(ctx, cred, caller, ask)
+	got, err := c.allowManyShared(ctx, cred, gen, caller, ask)
 	if err != nil {
 		return nil, err
 	}

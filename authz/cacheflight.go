@@ -21,11 +21,13 @@ import (
 // just before the previous question's answer was stored asks nothing.
 
 // flightKey is the singleflight key of a question: a kind byte, the
-// credential digest and each route, length-prefixed.
-func flightKey(kind byte, cred *[32]byte, rs ...tool.Route) string {
-	b := make([]byte, 0, 1+len(cred)+len(rs)*48)
+// credential digest, the generation and each route, length-prefixed.
+// Questions of different generations are never shared.
+func flightKey(kind byte, cred *[32]byte, gen uint64, rs ...tool.Route) string {
+	b := make([]byte, 0, 1+len(cred)+binary.MaxVarintLen64+len(rs)*48)
 	b = append(b, kind)
 	b = append(b, cred[:]...)
+	b = binary.AppendUvarint(b, gen)
 	for _, r := range rs {
 		b = binary.AppendUvarint(b, uint64(len(r.Method)))
 		b = append(b, r.Method...)
@@ -51,7 +53,7 @@ func (c *cache) shared(ctx context.Context, key string, fn func(context.Context)
 // allowShared answers a missed Allow: once for all concurrent askers of
 // k, caching the decision.
 func (c *cache) allowShared(ctx context.Context, k cacheKey, caller Caller) error {
-	_, err := c.shared(ctx, flightKey(0, &k.cred, k.route), func(ctx context.Context) (any, error) {
+	_, err := c.shared(ctx, flightKey(0, &k.cred, k.gen, k.route), func(ctx context.Context) (any, error) {
 		c.mu.Lock()
 		allow, ok := c.lookup(k, time.Now())
 		c.mu.Unlock()
@@ -81,13 +83,13 @@ func (c *cache) allowShared(ctx context.Context, k cacheKey, caller Caller) erro
 
 // allowManyShared answers a batch of missed routes (distinct): once for
 // all concurrent askers of the same batch, caching the decisions.
-func (c *cache) allowManyShared(ctx context.Context, cred [32]byte, caller Caller, ask []tool.Route) ([]bool, error) {
-	v, err := c.shared(ctx, flightKey(1, &cred, ask...), func(ctx context.Context) (any, error) {
+func (c *cache) allowManyShared(ctx context.Context, cred [32]byte, gen uint64, caller Caller, ask []tool.Route) ([]bool, error) {
+	v, err := c.shared(ctx, flightKey(1, &cred, gen, ask...), func(ctx context.Context) (any, error) {
 		got := make([]bool, len(ask))
 		c.mu.Lock()
 		hits, now := 0, time.Now()
 		for j, r := range ask {
-			allow, ok := c.lookup(cacheKey{cred: cred, route: r}, now)
+			allow, ok := c.lookup(cacheKey{cred: cred, gen: gen, route: r}, now)
 			if ok {
 				got[j] = allow
 				hits++
@@ -107,7 +109,7 @@ func (c *cache) allowManyShared(ctx context.Context, cred [32]byte, caller Calle
 		c.mu.Lock()
 		now = time.Now()
 		for j, r := range ask {
-			c.store(cacheKey{cred: cred, route: r}, got[j], now)
+			c.store(cacheKey{cred: cred, gen: gen, route: r}, got[j], now)
 		}
 		c.mu.Unlock()
 		return got, nil

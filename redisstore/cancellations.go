@@ -5,13 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -21,15 +17,6 @@ import (
 // before it is parsed. A caller digest and an id of the most bytes
 // server.Cancellations carry (256) fit.
 const MaxCancellationBytes = 512
-
-// The subscription's bounds: how long it waits for a message before it
-// pings Redis (a connection that answers neither is replaced), and how
-// long it waits between attempts while Redis is down.
-const (
-	cancelHealthEvery = 15 * time.Second
-	cancelRetryMin    = 100 * time.Millisecond
-	cancelRetryMax    = 2 * time.Second
-)
 
 // Cancellations is a server.Cancellations on Redis pub/sub: it carries a
 // 2025 client's notifications/cancelled from the replica it lands on to
@@ -51,17 +38,10 @@ type Cancellations struct {
 	rdb     redis.UniversalClient
 	channel string
 	origin  string
-	logger  *slog.Logger
+	sub     subscription
 
-	mu     sync.Mutex
-	subs   map[*func(string, json.RawMessage)]struct{}
-	ps     *redis.PubSub // the current subscription, or nil
-	closed bool
-
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{} // closed when the subscription's loop returned
-	down   atomic.Bool   // the subscription failed, and has not come back
+	mu   sync.Mutex
+	subs map[*func(string, json.RawMessage)]struct{}
 }
 
 // cancellation is a message of [Cancellations].
@@ -83,18 +63,14 @@ func NewCancellations(rdb redis.UniversalClient, opts Options) *Cancellations {
 	if opts.Logger != nil {
 		logger = opts.Logger
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cancellations{
 		rdb:     rdb,
 		channel: opts.prefix() + "cancelled",
 		origin:  hex.EncodeToString(tag[:]),
-		logger:  logger,
 		subs:    map[*func(string, json.RawMessage)]struct{}{},
-		ctx:     ctx,
-		cancel:  cancel,
-		done:    make(chan struct{}),
 	}
-	go c.run()
+	c.sub = subscription{rdb: rdb, channel: c.channel, logger: logger, what: "cancellations", meanwhile: "cancelling in this process only", deliver: c.deliver}
+	c.sub.subscribe()
 	return c
 }
 
@@ -133,85 +109,8 @@ func (c *Cancellations) Subscribe(deliver func(caller string, id json.RawMessage
 // Close ends the subscription and waits for its goroutine. Publish still
 // works after Close (the client is the caller's to close).
 func (c *Cancellations) Close() error {
-	c.mu.Lock()
-	c.closed = true
-	ps := c.ps
-	c.mu.Unlock()
-	c.cancel()
-	if ps != nil {
-		ps.Close() // unblocks its read
-	}
-	<-c.done
+	c.sub.close()
 	return nil
-}
-
-// run subscribes, and subscribes again whenever the subscription fails,
-// until Close.
-func (c *Cancellations) run() {
-	defer close(c.done)
-	wait := cancelRetryMin
-	for {
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			return
-		}
-		ps := c.rdb.Subscribe(c.ctx, c.channel)
-		c.ps = ps
-		c.mu.Unlock()
-		subscribed, err := c.receive(ps)
-		ps.Close()
-		if c.ctx.Err() != nil {
-			return
-		}
-		if subscribed {
-			wait = cancelRetryMin
-		}
-		if !c.down.Swap(true) {
-			c.logger.Warn("redisstore: the subscription to cancellations from other replicas failed; retrying, and cancelling in this process only meanwhile", slog.String("channel", c.channel), slog.Any("error", err))
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-c.ctx.Done():
-			t.Stop()
-			return
-		}
-		wait = min(2*wait, cancelRetryMax)
-	}
-}
-
-// receive delivers ps's messages until it fails, and reports whether it
-// was subscribed first.
-func (c *Cancellations) receive(ps *redis.PubSub) (subscribed bool, _ error) {
-	pinged := false
-	for {
-		m, err := ps.ReceiveTimeout(c.ctx, cancelHealthEvery)
-		if err != nil {
-			var ne net.Error
-			if !errors.As(err, &ne) || !ne.Timeout() || pinged {
-				return subscribed, err
-			}
-			// Quiet for a while: Redis must answer a ping in time.
-			if err := ps.Ping(c.ctx); err != nil {
-				return subscribed, err
-			}
-			pinged = true
-			continue
-		}
-		pinged = false
-		switch m := m.(type) {
-		case *redis.Subscription:
-			if m.Kind == "subscribe" && m.Channel == c.channel {
-				subscribed = true
-				if c.down.Swap(false) {
-					c.logger.Info("redisstore: subscribed to cancellations from other replicas again", slog.String("channel", c.channel))
-				}
-			}
-		case *redis.Message:
-			c.deliver(m.Payload)
-		}
-	}
 }
 
 // deliver hands a message from another Cancellations to the subscribers;

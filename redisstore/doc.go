@@ -6,7 +6,9 @@
 // github.com/go-redis/redis_rate), the DPoP proofs accepted
 // ([ReplayCache], an authz/oauth ReplayCache), and a 2025 client's stateless
 // notifications/cancelled carried to the replica running the call
-// ([Cancellations], a server.Cancellations, on pub/sub).
+// ([Cancellations], a server.Cancellations, on pub/sub), and small
+// messages from one replica to all the others ([Broadcast], on pub/sub:
+// the kit's announcement of a policy reload).
 //
 //	rdb := redis.NewClient(opts)                   // or redis.ParseURL
 //	redisstore.SetLogger(logger, rdb)              // go-redis's own lines, once per state change

@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -185,5 +187,33 @@ func TestListMiddlewareReplacesTool(t *testing.T) {
 		if titles["get_1"] != "Retitled" || titles["get_0"] != "Get <0>" || len(titles) != 4 {
 			t.Fatalf("titles = %v, want get_1 retitled, get_0 as declared, 4 tools", titles)
 		}
+	}
+}
+
+// TestListTTL: Options.ListTTL is every tools/list page's ttlMs, on
+// every protocol version, the page still private to the caller; a
+// negative one is refused.
+func TestListTTL(t *testing.T) {
+	caller := authz.Caller{Subject: "alice", Roles: []string{"reader"}}
+	s, err := server.New(server.Options{Authorizer: listPolicy(t), Logger: discardLogger, ListTTL: 90 * time.Second}, server.Install(listRegistry(), struct{}{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(map[string]authz.Caller{"tok": caller})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := httptest.NewServer(hs.Handler())
+	defer tr.Close()
+	for _, version := range []string{"2026-07-28", "2025-11-25", "2025-03-26"} {
+		got := postList(t, tr.URL+"/mcp", "tok", version)
+		for _, part := range []string{`"ttlMs":90000`, `"cacheScope":"private"`} {
+			if !bytes.Contains(got, []byte(part)) {
+				t.Errorf("%s: tools/list lacks %s: %s", version, part, got)
+			}
+		}
+	}
+	if _, err := server.New(server.Options{Authorizer: listPolicy(t), ListTTL: -time.Second}, server.Install(listRegistry(), struct{}{})); err == nil || !strings.Contains(err.Error(), "Options.ListTTL") {
+		t.Errorf("New with a negative ListTTL = %v, want an error naming it", err)
 	}
 }

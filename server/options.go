@@ -35,6 +35,25 @@ type Options struct {
 	// is nil. Use authz.AllowAll() to allow everything explicitly.
 	Authorizer authz.Authorizer
 
+	// ListTTL is how long a client may keep a tools/list page before it
+	// fetches the list again: the page's ttlMs, in whole milliseconds
+	// (its cacheScope is "private": the list is the caller's). 0, the
+	// default, sends ttlMs 0, stale at once, as go-sdk does; a negative
+	// value is refused by New. A client that listens for
+	// notifications/tools/list_changed is told when the list changes
+	// and fetches it then; one that does not may use a list up to ListTTL
+	// old (a tool it no longer sees answers as unknown when called, a
+	// new one shows at its next fetch).
+	ListTTL time.Duration
+
+	// ListChanged advertises the tools capability's listChanged and keeps
+	// track of the clients that listen (2026-07-28 subscriptions/listen
+	// streams asking for toolsListChanged, and 2025 sessions), so that
+	// [NotifyListChanged] tells those whose visible tools changed. Off,
+	// nothing listens: a 2026 client's listen stream for tools ends at
+	// once, as go-sdk acknowledges no tools subscription.
+	ListChanged bool
+
 	// CallTimeout bounds every tools/call: the handler's context ends
 	// after it. 0 selects 30 seconds; a negative value disables the
 	// deadline.

@@ -14,6 +14,7 @@ import (
 type reporter struct {
 	log     *slog.Logger
 	onError func(error)
+	lists   *listeners // Options.ListChanged's, or nil
 }
 
 func (o *Options) reporter() reporter { return reporter{log: o.logger(), onError: o.OnError} }

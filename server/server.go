@@ -108,6 +108,9 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	if err := checkInstructions(&opts, tools); err != nil {
 		return nil, err
 	}
+	if opts.ListTTL < 0 {
+		return nil, fmt.Errorf("server: Options.ListTTL is %v: want 0 (stale at once) or a positive duration", opts.ListTTL)
+	}
 	if opts.Caller != nil {
 		c := *opts.Caller
 		c.Roles = slices.Clone(c.Roles)
@@ -117,7 +120,8 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 		Instructions: advertised,
 		// Tools even when there are none; no logging capability (calls are
 		// logged server-side).
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.ListChanged}},
+		SetCacheable: listTTL(opts.ListTTL),
 	})
 	// The installers first: the SDK runs the middleware added last
 	// outermost, so theirs runs inside the server's path.
@@ -128,18 +132,36 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	for _, t := range tools {
 		c.known[t.Tool] = &call.Tool[tool.Call]{Info: t}
 	}
-	mw := []mcp.Middleware{
-		c.middleware,
-		authz.Middleware(opts.Authorizer, tools, authz.Options{Logger: c.log}),
+	mw := []mcp.Middleware{c.middleware}
+	var lists *listeners
+	if opts.ListChanged {
+		lists = newListeners(opts.Authorizer, tools, c.log)
+		mw = append(mw, lists.receiving)
+		s.AddSendingMiddleware(lists.sending)
 	}
+	mw = append(mw, authz.Middleware(opts.Authorizer, tools, authz.Options{Logger: c.log}))
 	if dec := newArgDecoder(tools); len(dec) > 0 {
 		mw = append(mw, dec.middleware)
 	}
 	mw = append(mw, plainSchemaErrors)
 	mw = append(mw, opts.Middleware...)
 	s.AddReceivingMiddleware(mw...)
-	rememberReporter(s, reporter{log: c.log, onError: opts.OnError})
+	rememberReporter(s, reporter{log: c.log, onError: opts.OnError, lists: lists})
 	return s, nil
+}
+
+// listTTL sets the ttlMs of every tools/list page to ttl (authz sets its
+// cacheScope); nil, the SDK's 0, for 0.
+func listTTL(ttl time.Duration) func(context.Context, mcp.Request, *mcp.Cacheable) {
+	if ttl <= 0 {
+		return nil
+	}
+	ms := int(ttl.Milliseconds())
+	return func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+		if _, ok := req.(*mcp.ListToolsRequest); ok {
+			c.TTLMs = ms
+		}
+	}
 }
 
 // toolNames is the names of tools.

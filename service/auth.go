@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/lint"
 	"github.com/toolroute/toolroute/authz/oauth"
+	"github.com/toolroute/toolroute/authz/reload"
 	"github.com/toolroute/toolroute/authz/tokenfile"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
@@ -26,9 +28,13 @@ import (
 type access struct {
 	authorizer authz.Authorizer
 	verifier   server.TokenVerifier
-	roles      []string          // the policy's roles, never empty; nil with a proxy
-	tokens     []tokenfile.Entry // the static tokens, if any
-	demo       bool              // tokens are the embedded demo tokens
+	// policy is the role policy, swapped by a reload; nil with a proxy.
+	policy *reload.Authorizer
+	// tokens are the static tokens' verifier, swapped by a reload; nil
+	// when callers are identified otherwise.
+	tokens *tokenSet
+	// files is what the policy and tokens files held at the last load.
+	files *accessFiles
 	// ready tells whether the authorizer can decide (the RBAC proxy is
 	// reachable); nil when it cannot fail (a policy).
 	ready func(context.Context) error
@@ -39,9 +45,32 @@ type access struct {
 	// upstream is the authorizer of the upstream requests, if it is not
 	// authorizer: authorizer requiring scopes too (-step-up).
 	upstream authz.Authorizer
-	// lint are the policy lint's findings (warnings at start, errors in
-	// check).
+}
+
+// accessFiles is what the role policy and the static tokens hold (the
+// -policy and -tokens files, or the command's embedded policy and demo
+// tokens), checked together: a reload replaces both or neither.
+type accessFiles struct {
+	policy *authz.Policy     // nil with a proxy
+	roles  []string          // the policy's roles, never empty; nil with a proxy
+	tokens []tokenfile.Entry // the static tokens, if any
+	demo   bool              // tokens are the embedded demo tokens
+	// lint are the policy lint's findings (warnings at start and at a
+	// reload, errors in check).
 	lint []string
+	sums fileSums // of the files as read
+}
+
+// fileSums are the SHA-256 digests (hex) of the -policy and -tokens
+// files as read; "" for a file not given.
+type fileSums struct {
+	Policy string `json:"policySha256,omitempty"`
+	Tokens string `json:"tokensSha256,omitempty"`
+}
+
+func digest(data []byte) string {
+	s := sha256.Sum256(data)
+	return hex.EncodeToString(s[:])
 }
 
 // proxy decisions are cached this long: a revocation at the proxy takes
@@ -51,13 +80,78 @@ const (
 	proxyCacheMax = 10_000
 )
 
+// readAccessFiles reads and checks the role policy and the static tokens
+// of cfg, for the tools of table: the policy compiles and grants
+// something, the tokens' roles, -caller's and -anonymous's are roles of
+// it.
+func readAccessFiles(c Command, cfg Config, table registry.RouteTable) (*accessFiles, error) {
+	f := &accessFiles{}
+	if cfg.ProxyAuth == "" {
+		data, err := policyData(cfg.PolicyFile, c.Policy)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.PolicyFile != "" {
+			f.sums.Policy = digest(data)
+		}
+		rps, p, err := parsePolicy(cfg.PolicyFile, data)
+		if err != nil {
+			return nil, err
+		}
+		if err := grantsSomething(rps); err != nil {
+			return nil, fmt.Errorf("-policy %s: %w", policyName(cfg.PolicyFile), err)
+		}
+		for _, l := range lint.Policy(table, rps) {
+			f.lint = append(f.lint, fmt.Sprintf("-policy %s: %s", policyName(cfg.PolicyFile), l.Message))
+		}
+		f.policy, f.roles = p, p.Roles()
+	}
+	switch {
+	case cfg.TokensFile != "":
+		data, err := readFile("tokens", cfg.TokensFile)
+		if err != nil {
+			return nil, err
+		}
+		f.sums.Tokens = digest(data)
+		if f.tokens, err = tokenfile.Parse(data, f.roles); err != nil {
+			return nil, fmt.Errorf("-tokens %s: %w", cfg.TokensFile, err)
+		}
+	case cfg.OAuth.Issuer == "" && cfg.ProxyAuth == "" && c.DemoTokens != nil:
+		var err error
+		if f.tokens, err = tokenfile.Parse(c.DemoTokens, f.roles); err != nil {
+			if cfg.PolicyFile != "" {
+				return nil, fmt.Errorf("the demo tokens need roles that -policy %s lacks: pass -tokens FILE with its roles (%w)", cfg.PolicyFile, err)
+			}
+			return nil, fmt.Errorf("the embedded demo tokens: %w", err)
+		}
+		f.demo = true
+	}
+	stdioRole := ""
+	if cfg.Stdio {
+		stdioRole = cfg.Caller
+	}
+	for _, r := range []struct{ flag, role string }{{"caller", stdioRole}, {"anonymous", cfg.Anonymous}} {
+		if r.role != "" && f.roles != nil && !slices.Contains(f.roles, r.role) {
+			return nil, fmt.Errorf("-%s %s: the policy has no role %q (it has %s)", r.flag, r.role, r.role, strings.Join(f.roles, ", "))
+		}
+	}
+	return f, nil
+}
+
 // loadAccess builds the authorizer and the token verifier of cfg, for
 // the tools of table.
 //
 // A dry run (check) builds no OAuth verifier, which would contact the
 // authorization server: it reads the secret files only.
 func loadAccess(c Command, cfg Config, table registry.RouteTable, obs *observability, dry bool) (*access, error) {
-	a := &access{}
+	if cfg.Stdio && cfg.Caller == "" {
+		return nil, errors.New("-stdio needs -caller ROLE: the role of the local caller")
+	}
+	files, err := readAccessFiles(c, cfg, table)
+	if err != nil {
+		return nil, err
+	}
+	a := &access{files: files}
 	if cfg.ProxyAuth != "" {
 		proxy := &authz.ProxyAuth{BaseURL: cfg.ProxyAuth, Client: obs.proxyClient()}
 		observed := obs.authorizer(proxy, telemetry.SourceProxy)
@@ -67,31 +161,17 @@ func loadAccess(c Command, cfg Config, table registry.RouteTable, obs *observabi
 			a.ready = rc.Ready
 		}
 	} else {
-		rps, p, err := loadPolicy(cfg.PolicyFile, c.Policy)
-		if err != nil {
-			return nil, err
-		}
-		if err := grantsSomething(rps); err != nil {
-			return nil, fmt.Errorf("-policy %s: %w", policyName(cfg.PolicyFile), err)
-		}
-		for _, f := range lint.Policy(table, rps) {
-			a.lint = append(a.lint, fmt.Sprintf("-policy %s: %s", policyName(cfg.PolicyFile), f.Message))
-		}
-		a.roles = p.Roles()
-		a.authorizer = obs.authorizer(p, telemetry.SourcePolicy)
+		// A reload swaps the policy in (reload.go). No decision cache:
+		// a policy decides in process, faster than a cache would.
+		a.policy = reload.New(files.policy)
+		a.authorizer = obs.authorizer(a.policy, telemetry.SourcePolicy)
 	}
 
 	switch {
-	case cfg.TokensFile != "":
-		data, err := readFile("tokens", cfg.TokensFile)
-		if err != nil {
-			return nil, err
-		}
-		if a.tokens, err = tokenfile.Parse(data, a.roles); err != nil {
-			return nil, fmt.Errorf("-tokens %s: %w", cfg.TokensFile, err)
-		}
+	case cfg.TokensFile != "", files.demo:
+		a.tokens = newTokenSet(files.tokens)
+		a.verifier = a.tokens.verify
 	case cfg.OAuth.Issuer != "":
-		var err error
 		if a.oauth, err = newOAuthAccess(cfg.OAuth, dry); err != nil {
 			return nil, err
 		}
@@ -103,20 +183,12 @@ func loadAccess(c Command, cfg Config, table registry.RouteTable, obs *observabi
 			return nil, err
 		}
 		a.verifier = proxyToken(a.authorizer, subjectKey(cfg.stateKey), probe)
-	case c.DemoTokens != nil:
-		var err error
-		if a.tokens, err = tokenfile.Parse(c.DemoTokens, a.roles); err != nil {
-			if cfg.PolicyFile != "" {
-				return nil, fmt.Errorf("the demo tokens need roles that -policy %s lacks: pass -tokens FILE with its roles (%w)", cfg.PolicyFile, err)
-			}
-			return nil, fmt.Errorf("the embedded demo tokens: %w", err)
-		}
-		a.demo = true
 	case !cfg.Stdio:
 		return nil, errors.New("no way to identify HTTP callers: give -tokens FILE, -oidc-issuer URL (with -audience) or -proxy-auth URL")
-	}
-	if a.verifier == nil {
-		a.verifier = server.StaticTokens(tokenfile.Callers(a.tokens))
+	default:
+		// Over stdio the caller is -caller; no token is verified.
+		a.tokens = newTokenSet(nil)
+		a.verifier = a.tokens.verify
 	}
 
 	if f := cfg.OAuth.ScopePolicyFile; f != "" {
@@ -136,20 +208,29 @@ func loadAccess(c Command, cfg Config, table registry.RouteTable, obs *observabi
 			a.authorizer = a.scopes.Authorizer(a.authorizer)
 		}
 	}
-
-	stdioRole := ""
-	if cfg.Stdio {
-		stdioRole = cfg.Caller
-		if stdioRole == "" {
-			return nil, errors.New("-stdio needs -caller ROLE: the role of the local caller")
-		}
-	}
-	for _, r := range []struct{ flag, role string }{{"caller", stdioRole}, {"anonymous", cfg.Anonymous}} {
-		if r.role != "" && a.roles != nil && !slices.Contains(a.roles, r.role) {
-			return nil, fmt.Errorf("-%s %s: the policy has no role %q (it has %s)", r.flag, r.role, r.role, strings.Join(a.roles, ", "))
-		}
-	}
 	return a, nil
+}
+
+// tokenSet is the static tokens' verifier, swapped by a reload: a
+// request is verified against the tokens of the last load.
+type tokenSet struct {
+	cur atomic.Pointer[server.TokenVerifier]
+}
+
+func newTokenSet(entries []tokenfile.Entry) *tokenSet {
+	t := &tokenSet{}
+	t.swap(entries)
+	return t
+}
+
+// swap makes entries the tokens.
+func (t *tokenSet) swap(entries []tokenfile.Entry) {
+	v := server.StaticTokens(tokenfile.Callers(entries))
+	t.cur.Store(&v)
+}
+
+func (t *tokenSet) verify(ctx context.Context, token string, r *http.Request) (authz.Caller, error) {
+	return (*t.cur.Load())(ctx, token, r)
 }
 
 // upstreamAuthorizer is the authorizer of the upstream requests.

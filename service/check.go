@@ -25,7 +25,7 @@ func (c Command) check(cfg Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	var problems []string
-	for _, f := range k.acc.lint {
+	for _, f := range k.acc.files.lint {
 		problems = append(problems, "policy lint: "+f)
 	}
 	// The graph, built and not started: the containers' constructors,
@@ -43,8 +43,8 @@ func (c Command) check(cfg Config, stdout, stderr io.Writer) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s check: ok: %d tools", c.Name, len(k.table.Tools))
-	if k.acc.roles != nil {
-		fmt.Fprintf(&b, ", roles %s", strings.Join(k.acc.roles, ", "))
+	if k.acc.files.roles != nil {
+		fmt.Fprintf(&b, ", roles %s", strings.Join(k.acc.files.roles, ", "))
 	}
 	if len(k.upstreams) > 0 {
 		var ups []string

@@ -41,6 +41,11 @@ type Config struct {
 	PolicyFile string
 	// TokensFile is the bearer tokens file (-tokens).
 	TokensFile string
+	// ReloadInterval is how often PolicyFile and TokensFile are checked
+	// for changes, which are applied once a file has held still for one
+	// interval (-reload-interval; default 2s; negative: only on SIGHUP
+	// and another replica's announcement).
+	ReloadInterval time.Duration
 	// Anonymous is the role of HTTP requests without a token (-anonymous;
 	// off when empty).
 	Anonymous string
@@ -56,6 +61,9 @@ type Config struct {
 	// DrainDelay is how long a stopping HTTP server keeps serving with
 	// /readyz answering 503 (-drain-delay; default 0).
 	DrainDelay time.Duration
+	// ListTTL is how long a client may keep a tools/list page (its
+	// ttlMs; -list-ttl; default 1m; negative: 0, stale at once).
+	ListTTL time.Duration
 	// ShutdownTimeout is how long in-flight calls get once the listener
 	// closed (-shutdown-timeout; default 10s).
 	ShutdownTimeout time.Duration
@@ -127,6 +135,8 @@ type OAuth struct {
 const (
 	defaultAddr            = "127.0.0.1:8080"
 	defaultShutdownTimeout = 10 * time.Second
+	defaultReloadInterval  = 2 * time.Second
+	defaultListTTL         = time.Minute
 )
 
 // envPrefix starts the environment variable of every flag: -proxy-auth
@@ -209,11 +219,13 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.ProxyAuth, "proxy-auth", "", "ask the RBAC proxy at `URL` instead of a role policy")
 	fs.StringVar(&c.PolicyFile, "policy", "", "role policies `file` (JSON)")
 	fs.StringVar(&c.TokensFile, "tokens", "", "bearer tokens `file` (JSON)")
+	fs.DurationVar(&c.ReloadInterval, "reload-interval", 0, "check the -policy and -tokens files for changes this often, and reload them once they held still for one `interval` (default 2s; negative: only on SIGHUP, or when another replica announces a reload through -redis)")
 	fs.StringVar(&c.Anonymous, "anonymous", "", "HTTP requests without a token act as `ROLE` (off by default; for local tools that cannot send headers)")
 	fs.StringVar(&c.Redis, "redis", "", "share the permission replay guard, remembered answers, the rate limit and cancellations with other replicas through the Redis at `URL` (redis://host:6379/0; needs -state-key-file)")
 	fs.StringVar(&c.StateKeyFile, "state-key-file", "", "the `file` holding the key (at least 32 bytes) that signs permission questions, the same on every replica (with -redis only)")
 	fs.DurationVar(&c.DrainDelay, "drain-delay", 0, "on SIGTERM, keep serving for this `duration` with /readyz answering 503 before closing the listener, so that load balancers notice first")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 0, "then give in-flight calls this `duration` to finish before cancelling them (default 10s)")
+	fs.DurationVar(&c.ListTTL, "list-ttl", 0, "how long a client may keep a tools/list page before fetching it again (its ttlMs; listeners of notifications/tools/list_changed are told sooner; default 1m; negative: 0, stale at once)")
 	fs.IntVar(&c.RateLimit, "rate-limit", 0, "at most `N` tool calls per second per caller, in bursts of up to N (across replicas with -redis); 0 = no limit")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics, on a listener of their own (off by default)")
 	fs.StringVar(&c.Audit, "audit", "", "append audit records (JSON lines) to `FILE` (\"-\": standard error)")
@@ -368,6 +380,8 @@ func (c *Config) given(name string) bool {
 		return c.DrainDelay != 0
 	case "shutdown-timeout":
 		return c.ShutdownTimeout != 0
+	case "reload-interval":
+		return c.ReloadInterval != 0
 	}
 	for _, f := range oauthFlags {
 		if name == f.name {
@@ -385,6 +399,12 @@ func (c Config) withDefaults(d Config) Config {
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = defaultShutdownTimeout
+	}
+	if c.ReloadInterval == 0 {
+		c.ReloadInterval = defaultReloadInterval
+	}
+	if c.ListTTL == 0 {
+		c.ListTTL = defaultListTTL
 	}
 	if c.OAuth.RolesClaim == "" {
 		c.OAuth.RolesClaim = oauth.DefaultRolesClaim
@@ -435,6 +455,8 @@ func (c *Config) check() error {
 		return errors.New("-drain-delay must not be negative, -shutdown-timeout must be positive")
 	case c.Stdio && c.given("drain-delay"):
 		return errors.New("-drain-delay applies to HTTP only")
+	case c.given("reload-interval") && c.PolicyFile == "" && c.TokensFile == "":
+		return errors.New("-reload-interval needs -policy or -tokens: it is how often their files are checked for changes")
 	case c.RateLimit < 0:
 		return errors.New("-rate-limit must be 0 (off) or a positive number of calls per second")
 	case c.Redis != "" && c.StateKeyFile == "":

@@ -19,9 +19,12 @@
 // access tokens (-oidc-issuer: JWT or introspection, with RFC 8693 token
 // exchange for upstream requests) or the proxy; state shared by replicas
 // through Redis (-redis: the permission replay guard, remembered answers,
-// the rate limit, cancellations); a per-caller rate limit; Prometheus
-// metrics, OpenTelemetry traces (OTEL_*) and an audit trail; a drain on
-// SIGTERM. The policy is linted against the tools' routes (package
+// the rate limit, cancellations, policy reloads); a per-caller rate
+// limit; Prometheus metrics, OpenTelemetry traces (OTEL_*) and an audit
+// trail; a drain on SIGTERM. The -policy and -tokens files reload on
+// SIGHUP and when they change, both or neither, and the listeners whose
+// tools changed are told (notifications/tools/list_changed); tools/list
+// pages carry a ttlMs (-list-ttl). The policy is linted against the tools' routes (package
 // authz/lint): warnings at start, errors for check.
 //
 // The commands every service gets: serve (the default), check (the same

@@ -136,15 +136,27 @@ func rolePolicy(fs *flag.FlagSet, name string, table registry.RouteTable, role, 
 // data, bad regexps are errors), and returns them both as data and
 // compiled.
 func loadPolicy(file string, embedded []byte) ([]authz.RolePolicy, *authz.Policy, error) {
-	data := embedded
-	if file != "" {
-		var err error
-		if data, err = readFile("policy", file); err != nil {
-			return nil, nil, err
-		}
-	} else if embedded == nil {
-		return nil, nil, errors.New("no role policy: give -policy FILE (a JSON array of role policies [{\"role\", \"accessPolicies\"}]) or -proxy-auth URL")
+	data, err := policyData(file, embedded)
+	if err != nil {
+		return nil, nil, err
 	}
+	return parsePolicy(file, data)
+}
+
+// policyData is the content of -policy file, else the embedded policy.
+func policyData(file string, embedded []byte) ([]byte, error) {
+	if file != "" {
+		return readFile("policy", file)
+	}
+	if embedded == nil {
+		return nil, errors.New("no role policy: give -policy FILE (a JSON array of role policies [{\"role\", \"accessPolicies\"}]) or -proxy-auth URL")
+	}
+	return embedded, nil
+}
+
+// parsePolicy parses the role policies data of -policy file ("" =
+// embedded), as loadPolicy.
+func parsePolicy(file string, data []byte) ([]authz.RolePolicy, *authz.Policy, error) {
 	name := policyName(file)
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, nil, fmt.Errorf("-policy %s: the file is empty: want a JSON array of role policies [{\"role\", \"accessPolicies\"}]", name)

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/ratelimit"
@@ -35,6 +36,8 @@ type kit struct {
 	sh        *shared           // nil: nothing shared
 	upstreams map[string]string // origin by service key; "" = embedded
 	up        Upstreams         // once built
+	rl        *reloader         // nil: nothing to reload
+	status    string            // the reload status's URL, or ""
 	// dry builds the graph for check: no embedded upstream listens.
 	dry bool
 }
@@ -102,7 +105,11 @@ func (c Command) Serve(ctx context.Context, cfg Config, stdin io.Reader, stdout,
 		return err
 	}
 	defer k.close()
-	for _, f := range k.acc.lint {
+	if k.rl = newReloader(k); k.rl != nil {
+		defer k.rl.close()
+		k.status = k.obs.operatorHandle("/statusz", k.rl)
+	}
+	for _, f := range k.acc.files.lint {
 		logger.Warn(c.Name+": policy lint: "+f, slog.String("check", c.Name+" check"))
 	}
 	var hs *server.HTTPServer
@@ -111,6 +118,9 @@ func (c Command) Serve(ctx context.Context, cfg Config, stdin io.Reader, stdout,
 		options = append(options, server.Stdio(io.NopCloser(stdin), nopWriteCloser{stdout}))
 	} else {
 		options = append(options, server.HTTP(cfg.Addr, k.httpOptions()), fx.Populate(&hs))
+	}
+	if k.rl != nil {
+		options = append(options, fx.Populate(&k.rl.server))
 	}
 	app := fx.New(options...)
 	if err := app.Err(); err != nil {
@@ -123,11 +133,23 @@ func (c Command) Serve(ctx context.Context, cfg Config, stdin io.Reader, stdout,
 	}
 	k.announce(stderr, hs)
 	k.obs.announce(stderr)
+	reloading := make(chan struct{})
+	rctx, stopReloads := context.WithCancel(ctx)
+	if k.rl != nil {
+		go func() {
+			defer close(reloading)
+			k.rl.run(rctx)
+		}()
+	} else {
+		close(reloading)
+	}
 
 	select {
 	case <-ctx.Done():
 	case <-app.Wait():
 	}
+	stopReloads()
+	<-reloading
 	stopCtx, cancelStop := context.WithTimeout(context.Background(), app.StopTimeout())
 	defer cancelStop()
 	return app.Stop(stopCtx)
@@ -146,6 +168,14 @@ func (k *kit) options() []fx.Option {
 		// In-flight calls get this long after the listener closes.
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		Observers:       k.obs.observers(),
+		ListTTL:         max(cfg.ListTTL, 0),
+		// Listeners are told when a reload changes what they see.
+		ListChanged: k.rl != nil,
+	}
+	if k.acc.policy != nil {
+		// First: a request decides under the policy it began with, from
+		// its first decision to its last upstream request.
+		opts.Observers = append([]mcp.Middleware{k.acc.policy.Middleware()}, opts.Observers...)
 	}
 	if cfg.Stdio {
 		opts.Caller = &authz.Caller{Subject: "local", Roles: []string{cfg.Caller}}
@@ -241,9 +271,12 @@ func (k *kit) announce(w io.Writer, hs *server.HTTPServer) {
 	case cfg.ProxyAuth != "":
 		fmt.Fprintf(&b, "%s: authorization by the RBAC proxy at %s\n", name, cfg.ProxyAuth)
 	case cfg.PolicyFile != "":
-		fmt.Fprintf(&b, "%s: authorization by the role policy %s (roles: %s)\n", name, cfg.PolicyFile, strings.Join(acc.roles, ", "))
+		fmt.Fprintf(&b, "%s: authorization by the role policy %s (roles: %s)\n", name, cfg.PolicyFile, strings.Join(acc.files.roles, ", "))
 	default:
-		fmt.Fprintf(&b, "%s: authorization by the embedded role policy (roles: %s)\n", name, strings.Join(acc.roles, ", "))
+		fmt.Fprintf(&b, "%s: authorization by the embedded role policy (roles: %s)\n", name, strings.Join(acc.files.roles, ", "))
+	}
+	if k.rl != nil {
+		k.rl.describe(&b, k.status)
 	}
 	if cfg.Redis != "" {
 		fmt.Fprintf(&b, "%s: sharing the replay guard, remembered answers, the rate limit and cancellations through Redis at %s (state key from %s)\n", name, redactedURL(cfg.Redis), cfg.StateKeyFile)
@@ -271,9 +304,9 @@ func (k *kit) announce(w io.Writer, hs *server.HTTPServer) {
 		fmt.Fprintf(&b, "%s: OAuth: routes need the scopes of -scope-policy %s (%s); %s\n", name, cfg.OAuth.ScopePolicyFile, strings.Join(acc.scopes.Supported(), " "), how)
 	}
 	fmt.Fprintf(&b, "%s: serving MCP at %s\n", name, hs.URL())
-	if acc.demo {
+	if acc.files.demo {
 		fmt.Fprintf(&b, "%s: LOCAL-DEMO credentials (embedded; replace them with -tokens FILE):\n", name)
-		for _, t := range acc.tokens {
+		for _, t := range acc.files.tokens {
 			fmt.Fprintf(&b, "    Authorization: Bearer %-12s  subject %s, roles %s\n", t.Token, t.Subject, strings.Join(t.Roles, ", "))
 		}
 	}

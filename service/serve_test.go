@@ -118,6 +118,7 @@ func TestServeFromGoChecks(t *testing.T) {
 		{service.Config{Redis: "redis://127.0.0.1:1/0"}, "-redis needs -state-key-file"},
 		{service.Config{Stdio: true, Addr: "127.0.0.1:0"}, "-addr applies to HTTP only"},
 		{service.Config{RateLimit: -1}, "-rate-limit must be 0 (off) or a positive number"},
+		{service.Config{ReloadInterval: time.Second}, "-reload-interval needs -policy or -tokens"},
 		{service.Config{PolicyFile: "testdata/things/policy.json", TokensFile: "testdata/things/tokens.json"}, `tool ping needs the upstream service "things"`},
 		{service.Config{Upstreams: map[string]string{"things": "ftp://x"}}, `-upstream things: "ftp://x": the scheme must be http or https`},
 	} {

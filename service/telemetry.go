@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 	"go.uber.org/fx"
 
 	"github.com/toolroute/toolroute/authz"
@@ -29,6 +31,7 @@ type observability struct {
 	audit     io.Closer // the audit file; nil for none or standard error
 	metrics   *http.Server
 	metricsLn net.Listener
+	mux       *http.ServeMux // the metrics listener's, or nil
 }
 
 // authorizer decorates a, whose decisions come from source, when
@@ -39,6 +42,27 @@ func (o *observability) authorizer(a authz.Authorizer, source string) authz.Auth
 	}
 	return o.tel.Authorizer(a, source)
 }
+
+// operatorHandle serves h at pattern on the metrics listener, the
+// operator's (-metrics-addr), and returns its URL there; "" without one.
+func (o *observability) operatorHandle(path string, h http.Handler) string {
+	if o == nil || o.mux == nil {
+		return ""
+	}
+	o.mux.Handle("GET "+path, h)
+	return "http://" + o.metricsLn.Addr().String() + path
+}
+
+// meter is the service's meter: no-op when telemetry is off.
+func (o *observability) meter() metric.Meter {
+	if o == nil {
+		return noop.NewMeterProvider().Meter(serviceMeter)
+	}
+	return o.providers.MeterProvider.Meter(serviceMeter)
+}
+
+// serviceMeter names the kit's own instruments' meter.
+const serviceMeter = "github.com/toolroute/toolroute/service"
 
 // proxyClient is the HTTP client of the RBAC proxy's auth API: nil (the
 // default client) when telemetry is off.
@@ -83,9 +107,9 @@ func newObservability(ctx context.Context, name string, cfg Config, stderr io.Wr
 			o.close(ctx)
 			return nil, fmt.Errorf("-metrics-addr: %w", err)
 		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", providers.Handler)
-		o.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+		o.mux = http.NewServeMux()
+		o.mux.Handle("GET /metrics", providers.Handler)
+		o.metrics = &http.Server{Handler: o.mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 		go func() {
 			if err := o.metrics.Serve(o.metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				logger.Error(name+": metrics endpoint stopped", slog.Any("error", err))

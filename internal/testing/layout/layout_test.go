@@ -135,8 +135,14 @@ func TestRulesRefuseEachArrow(t *testing.T) {
 // hook by which a handler made over tool.Handle, upstream.Forward's,
 // declares the route it sends on and its construction error, so that
 // Register refuses them; +1 for server.HTTPOptions.SDKTransport, the one
-// way back from toolroute's stateless transport to go-sdk's handler.)
-const maxCoreNames = 273
+// way back from toolroute's stateless transport to go-sdk's handler;
+// +1 for server.Options.ListTTL, the ttlMs of
+// every tools/list page, which the SDK's SetCacheable sets and the core
+// must own, as it owns the page's cacheScope; +2 for
+// server.Options.ListChanged and server.NotifyListChanged: only the
+// server knows its sessions, their callers and its tools, and go-sdk has
+// no per-session list_changed.)
+const maxCoreNames = 276
 
 // TestCoreSurface: the core packages export at most maxCoreNames names
 // (counted as [ExportedNames] counts; 281 before the layout issue).

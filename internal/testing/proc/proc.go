@@ -98,6 +98,9 @@ func (p *Proc) String() string {
 // Interrupt sends the program SIGINT.
 func (p *Proc) Interrupt() { p.cmd.Process.Signal(os.Interrupt) }
 
+// Signal sends the program sig (SIGHUP: reload).
+func (p *Proc) Signal(sig os.Signal) { p.cmd.Process.Signal(sig) }
+
 // Exited is closed once the program has exited; Err then says how.
 func (p *Proc) Exited() <-chan struct{} { return p.exited }
 
