@@ -71,8 +71,16 @@ func (t *Tasks) call(ctx context.Context, req *mcp.CallToolRequest, c *tool.Call
 			w.end()
 			return nil, err
 		}
+		res, err := t.become(ctx, w)
+		if err != nil {
+			// Fail closed: no task, and the call was not run.
+			t.release(w)
+			w.end()
+			return nil, err
+		}
 		w.launch(req)
-		return t.become(ctx, w)
+		go w.supervise()
+		return res, nil
 	}
 	// TaskAllowed: synchronous until c.TaskAfter, so the request's end
 	// (the client leaving, the call's deadline) ends the handler too.
@@ -90,18 +98,29 @@ func (t *Tasks) call(ctx context.Context, req *mcp.CallToolRequest, c *tool.Call
 	if !unbind() {
 		// The request ended as the timer fired: its handler is being
 		// cancelled; answer as a synchronous call would.
-		a := <-w.done
-		w.end()
-		return a.res, a.err
+		return w.sync(ctx)
 	}
 	if err := t.admit(w); err != nil {
 		// No room for another task: the call stays synchronous.
-		defer context.AfterFunc(ctx, func() { w.cancel(context.Cause(ctx)) })()
-		a := <-w.done
-		w.end()
-		return a.res, a.err
+		return w.sync(ctx)
 	}
-	return t.become(ctx, w)
+	res, err := t.become(ctx, w)
+	if err != nil {
+		// No task without the store: the call stays synchronous.
+		t.release(w)
+		return w.sync(ctx)
+	}
+	go w.supervise()
+	return res, nil
+}
+
+// sync waits for the run of a call that stays synchronous, whose
+// request's end cancels it.
+func (w *worker) sync(ctx context.Context) (mcp.Result, error) {
+	defer context.AfterFunc(ctx, func() { w.cancel(context.Cause(ctx)) })()
+	a := <-w.done
+	w.end()
+	return a.res, a.err
 }
 
 // end releases w's contexts.
@@ -171,8 +190,8 @@ func (t *Tasks) poke(id string) {
 	}
 }
 
-// become stores w's task durably and answers with its CreateTaskResult;
-// w's supervisor takes over the handler.
+// become stores w's task durably and returns its CreateTaskResult; the
+// caller then starts w's supervisor.
 func (t *Tasks) become(ctx context.Context, w *worker) (mcp.Result, error) {
 	now := time.Now()
 	w.created, w.expires = now, now.Add(t.opts.TTL)
@@ -182,14 +201,10 @@ func (t *Tasks) become(ctx context.Context, w *worker) (mcp.Result, error) {
 		Replica: t.opts.Replica, LeaseUntil: now.Add(t.opts.Lease),
 	}
 	if err := t.store.Create(ctx, rec); err != nil {
-		// Fail closed: no task, and no work nobody can see.
-		w.cancel(err)
-		go func() { <-w.done; w.end(); t.release(w) }()
 		t.log.ErrorContext(ctx, "toolroute: tasks: the store failed to create a task", slog.String("tool", w.call.Tool), slog.Any("error", err))
 		return nil, internal("the task store is unavailable; the call was not run")
 	}
 	t.changed(ctx, rec)
-	go w.supervise()
 	return &result{ResultType: resultTask, wireTask: rec.wire(false)}, nil
 }
 
