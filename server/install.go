@@ -18,10 +18,12 @@ import (
 // A tool an Installer adds but does not describe in Tools is hidden from
 // every caller and answers like an unknown tool.
 //
-// An Installer that also has a method Extensions() map[string]map[string]any
-// serves protocol extensions: New advertises each in the server's
-// capabilities (server/discover), by name with its settings. An Installer
-// may add no tools and only methods and middleware (server/tasks' does).
+// An Installer that also has a method
+// Extensions(tools []*tool.Call) map[string]map[string]any serves
+// protocol extensions: New gives it every tool of the server and
+// advertises each extension it returns in the server's capabilities
+// (server/discover), by name with its settings. An Installer may add no
+// tools and only methods and middleware (server/tasks' does).
 type Installer interface {
 	// Tools describes the tools Install adds, sorted by name: a
 	// registry's Calls. [New] keeps them; they must not change.
@@ -36,11 +38,11 @@ type Installer interface {
 }
 
 // extender is an [Installer] that serves protocol extensions (such as
-// server/tasks'): [New] advertises each of its Extensions, by name with
-// its settings, in the server's capabilities (server/discover, and the
-// initialize result).
+// server/tasks'): [New] advertises each extension it returns for the
+// server's tools, by name with its settings, in the server's
+// capabilities (server/discover, and the initialize result).
 type extender interface {
-	Extensions() map[string]map[string]any
+	Extensions(tools []*tool.Call) map[string]map[string]any
 }
 
 // Install returns an Installer that adds r's tools, served with deps.

@@ -118,7 +118,7 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
 	for _, in := range installs {
 		if x, ok := in.(extender); ok {
-			for name, settings := range x.Extensions() {
+			for name, settings := range x.Extensions(tools) {
 				caps.AddExtension(name, settings)
 			}
 		}

@@ -157,6 +157,12 @@ type env struct {
 // newEnv starts a replica with opts (Authorizer set here when nil).
 func newEnv(t *testing.T, opts tasks.Options) *env {
 	t.Helper()
+	return newEnvWith(t, opts, newRegistry())
+}
+
+// newEnvWith starts a replica serving reg's tools.
+func newEnvWith(t *testing.T, opts tasks.Options, reg *registry.Registry[*deps]) *env {
+	t.Helper()
 	a := policy(t)
 	if opts.Authorizer == nil {
 		opts.Authorizer = a
@@ -172,7 +178,7 @@ func newEnv(t *testing.T, opts tasks.Options) *env {
 			return c.Subject
 		}}),
 	}
-	s, err := server.New(server.Options{Authorizer: a}, server.Install(newRegistry(), d), tk)
+	s, err := server.New(server.Options{Authorizer: a}, server.Install(reg, d), tk)
 	if err != nil {
 		t.Fatal(err)
 	}

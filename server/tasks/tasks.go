@@ -161,10 +161,17 @@ func New(opts Options) (*Tasks, error) {
 // Tools implements server.Installer: Tasks adds no tools.
 func (t *Tasks) Tools() []*tool.Call { return nil }
 
-// Extensions implements server.New's extension hook: the server
-// advertises the extension, with no settings.
-func (t *Tasks) Extensions() map[string]map[string]any {
-	return map[string]map[string]any{Extension: {}}
+// Extensions implements server.New's extension hook: a server with a
+// task-capable tool (tool.Tool.Task) advertises the extension, with no
+// settings; one without advertises nothing, and answers every call
+// synchronously.
+func (t *Tasks) Extensions(tools []*tool.Call) map[string]map[string]any {
+	for _, c := range tools {
+		if c.Task != tool.TaskNever {
+			return map[string]map[string]any{Extension: {}}
+		}
+	}
+	return nil
 }
 
 // Install implements server.Installer: it adds the extension's methods

@@ -9,9 +9,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/internal/testing/await"
+	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server/tasks"
+	"github.com/toolroute/toolroute/tool"
 )
 
 // TestLifecycle: a TaskAlways call answers with a CreateTaskResult once
@@ -294,17 +298,33 @@ func TestMcpName(t *testing.T) {
 	}
 }
 
-// TestDiscover: server/discover advertises the extension.
+// TestDiscover: server/discover advertises the extension on a server
+// with a task-capable tool, and not on one without.
 func TestDiscover(t *testing.T) {
-	e := newEnv(t, tasks.Options{})
-	res, rerr := e.rpc(adaPlain, "server/discover", nil)
-	if rerr != nil {
-		t.Fatalf("server/discover: %+v", rerr)
-	}
-	caps, _ := res["capabilities"].(map[string]any)
-	ext, _ := caps["extensions"].(map[string]any)
-	if _, ok := ext[tasks.Extension]; !ok {
-		t.Errorf("capabilities %v do not advertise %s", caps, tasks.Extension)
+	plain := registry.New[*deps]()
+	plain.Register(tool.Tool[*deps]{
+		Name: "plain", Description: "No task setting.", Local: true, Behaviour: behaviour.ReadOnly,
+		Handler: tool.Handle(func(context.Context, *deps, *mcp.CallToolRequest, noArgs) (text, error) {
+			return text{Text: "plain"}, nil
+		}),
+	})
+	for _, tt := range []struct {
+		name string
+		reg  *registry.Registry[*deps]
+		want bool
+	}{{"task-capable tools", newRegistry(), true}, {"none", plain, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnvWith(t, tasks.Options{}, tt.reg)
+			res, rerr := e.rpc(adaPlain, "server/discover", nil)
+			if rerr != nil {
+				t.Fatalf("server/discover: %+v", rerr)
+			}
+			caps, _ := res["capabilities"].(map[string]any)
+			ext, _ := caps["extensions"].(map[string]any)
+			if _, ok := ext[tasks.Extension]; ok != tt.want {
+				t.Errorf("capabilities %v: advertise %s = %v, want %v", caps, tasks.Extension, ok, tt.want)
+			}
+		})
 	}
 }
 
