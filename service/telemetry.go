@@ -15,6 +15,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/server/tasks"
 	"github.com/toolroute/toolroute/server/telemetry"
 	"github.com/toolroute/toolroute/server/telemetry/otelsetup"
 )
@@ -38,6 +39,15 @@ func (o *observability) authorizer(a authz.Authorizer, source string) authz.Auth
 		return a
 	}
 	return o.tel.Authorizer(a, source)
+}
+
+// taskChanges reports the changes of tasks when telemetry is on; nil
+// when it is off.
+func (o *observability) taskChanges() func(context.Context, tasks.Change) {
+	if o == nil {
+		return nil
+	}
+	return o.tel.TaskChange
 }
 
 // proxyClient is the HTTP client of the RBAC proxy's auth API: nil (the

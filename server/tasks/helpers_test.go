@@ -1,11 +1,8 @@
 package tasks_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,6 +17,7 @@ import (
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/internal/testing/await"
+	"github.com/toolroute/toolroute/internal/testing/tasktest"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/tasks"
@@ -151,7 +149,6 @@ type env struct {
 	url   string
 	tasks *tasks.Tasks
 	deps  *deps
-	id    atomic.Int64
 }
 
 // newEnv starts a replica with opts (Authorizer set here when nil).
@@ -197,11 +194,7 @@ func newEnvWith(t *testing.T, opts tasks.Options, reg *registry.Registry[*deps])
 }
 
 // rpcError is a JSON-RPC error answer.
-type rpcError struct {
-	Code    int64           `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
+type rpcError = tasktest.Error
 
 // client is how a request is made: its token and whether it declares
 // the extension.
@@ -217,144 +210,51 @@ var (
 	adaPlain = client{token: "tok-ada"}
 )
 
+// at is c at e.
+func (e *env) at(c client) tasktest.Client {
+	return tasktest.Client{URL: e.url, Token: c.token, Declares: c.declares, Version: c.version}
+}
+
 // rpc sends one request as a raw HTTP client following the SEP would, and
 // returns its result or error.
 func (e *env) rpc(c client, method string, params map[string]any) (map[string]any, *rpcError) {
 	e.t.Helper()
-	return e.rpcHeader(c, method, params, "")
+	return e.at(c).RPC(e.t, method, params, "")
 }
 
-// rpcHeader is rpc with Mcp-Name set to name ("" selects the SEP's: the
-// tool's name, or the task id).
+// rpcHeader is rpc with Mcp-Name set to name.
 func (e *env) rpcHeader(c client, method string, params map[string]any, name string) (map[string]any, *rpcError) {
 	e.t.Helper()
-	version := c.version
-	if version == "" {
-		version = "2026-07-28"
-	}
-	if params == nil {
-		params = map[string]any{}
-	}
-	caps := map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
-	if c.declares {
-		caps["extensions"] = map[string]any{tasks.Extension: map[string]any{}}
-	}
-	if version >= "2026-07-28" {
-		params["_meta"] = map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    version,
-			"io.modelcontextprotocol/clientCapabilities": caps,
-		}
-	}
-	if name == "" {
-		if n, ok := params["name"].(string); ok {
-			name = n
-		} else if n, ok := params["taskId"].(string); ok {
-			name = n
-		}
-	}
-	id := e.id.Add(1)
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	req, _ := http.NewRequest(http.MethodPost, e.url, strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Mcp-Protocol-Version", version)
-	if version >= "2026-07-28" {
-		req.Header.Set("Mcp-Method", method)
-		if name != "" {
-			req.Header.Set("Mcp-Name", name)
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatalf("POST %s: %v", method, err)
-	}
-	defer resp.Body.Close()
-	var msg struct {
-		Result map[string]any `json:"result"`
-		Error  *rpcError      `json:"error"`
-	}
-	data := ""
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 8<<20)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				data = d
-			}
-		}
-	} else {
-		var b strings.Builder
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 8<<20)
-		for sc.Scan() {
-			b.WriteString(sc.Text())
-		}
-		data = b.String()
-	}
-	if err := json.Unmarshal([]byte(data), &msg); err != nil {
-		e.t.Fatalf("%s: HTTP %d, answer %q: %v", method, resp.StatusCode, data, err)
-	}
-	return msg.Result, msg.Error
+	return e.at(c).RPC(e.t, method, params, name)
 }
 
 // call calls tool name with no arguments.
 func (e *env) call(c client, name string) (map[string]any, *rpcError) {
 	e.t.Helper()
-	return e.rpc(c, "tools/call", map[string]any{"name": name, "arguments": map[string]any{}})
+	return e.at(c).Call(e.t, name, nil)
 }
 
 // create calls tool name as c and returns the task it became.
 func (e *env) create(c client, name string) string {
 	e.t.Helper()
-	res, rerr := e.call(c, name)
-	if rerr != nil {
-		e.t.Fatalf("tools/call %s: error %+v", name, rerr)
-	}
-	if res["resultType"] != "task" {
-		e.t.Fatalf("tools/call %s = %v, want a CreateTaskResult", name, res)
-	}
-	return res["taskId"].(string)
+	return e.at(c).Create(e.t, name, nil)
 }
 
 // get returns tasks/get's answer.
 func (e *env) get(c client, id string) (map[string]any, *rpcError) {
 	e.t.Helper()
-	return e.rpc(c, "tasks/get", map[string]any{"taskId": id})
+	return e.at(c).Get(e.t, id)
 }
 
-// until polls tasks/get as ada until the task has status, and returns
+// until polls tasks/get as c until the task has status, and returns
 // it; it fails the test after await.Timeout.
 func (e *env) until(c client, id, status string) map[string]any {
 	e.t.Helper()
-	deadline := time.Now().Add(await.Timeout)
-	var last map[string]any
-	for time.Now().Before(deadline) {
-		res, rerr := e.get(c, id)
-		if rerr != nil {
-			e.t.Fatalf("tasks/get %s: %+v", id, rerr)
-		}
-		if res["status"] == status {
-			return res
-		}
-		last = res
-		time.Sleep(5 * time.Millisecond)
-	}
-	e.t.Fatalf("task %s did not become %s within %v; last %v", id, status, await.Timeout, last)
-	return nil
+	return e.at(c).Until(e.t, id, status, await.Timeout)
 }
 
-// text is the first text content of a CallToolResult object.
-func resultText(res any) string {
-	m, _ := res.(map[string]any)
-	c, _ := m["content"].([]any)
-	if len(c) == 0 {
-		return fmt.Sprintf("no content in %v", res)
-	}
-	first, _ := c[0].(map[string]any)
-	s, _ := first["text"].(string)
-	return s
-}
+// resultText is the first text content of a CallToolResult object.
+func resultText(res any) string { return tasktest.Text(res) }
 
 // idle returns a channel closed once no task runs on e (polled).
 func (e *env) idle() <-chan struct{} {
