@@ -72,6 +72,13 @@ func newRegistry() *registry.Registry[*deps] {
 		}),
 	})
 	r.Register(tool.Tool[*deps]{
+		Name: "hold", Description: "Waits for the test; a task only after an hour.", Local: true, Behaviour: behaviour.ReadOnly,
+		Task: tool.TaskAllowed, TaskAfter: time.Hour,
+		Handler: tool.Handle(func(ctx context.Context, d *deps, _ *mcp.CallToolRequest, _ noArgs) (text, error) {
+			return wait(ctx, d, "hold")
+		}),
+	})
+	r.Register(tool.Tool[*deps]{
 		Name: "fast", Description: "Answers at once; a task only after an hour.", Local: true, Behaviour: behaviour.ReadOnly,
 		Task: tool.TaskAllowed, TaskAfter: time.Hour,
 		Handler: tool.Handle(func(context.Context, *deps, *mcp.CallToolRequest, noArgs) (text, error) {

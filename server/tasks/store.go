@@ -99,15 +99,11 @@ type Store interface {
 type Memory struct {
 	mu    sync.Mutex
 	tasks map[string]*Record
-	now   func() time.Time
+	swept time.Time // the last sweep
 }
 
-func (m *Memory) clock() time.Time {
-	if m.now != nil {
-		return m.now()
-	}
-	return time.Now()
-}
+// sweepEvery is how often, at most, Create forgets expired tasks.
+const sweepEvery = time.Second
 
 // Create implements Store.
 func (m *Memory) Create(_ context.Context, rec *Record) error {
@@ -129,7 +125,7 @@ func (m *Memory) Get(_ context.Context, id string) (*Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.tasks[id]
-	if !ok || !m.clock().Before(r.ExpiresAt) {
+	if !ok || !time.Now().Before(r.ExpiresAt) {
 		return nil, ErrNotFound
 	}
 	return r.clone(), nil
@@ -140,7 +136,7 @@ func (m *Memory) Update(_ context.Context, id string, change func(*Record) error
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.tasks[id]
-	if !ok || !m.clock().Before(r.ExpiresAt) {
+	if !ok || !time.Now().Before(r.ExpiresAt) {
 		return nil, ErrNotFound
 	}
 	c := r.clone()
@@ -151,10 +147,14 @@ func (m *Memory) Update(_ context.Context, id string, change func(*Record) error
 	return c.clone(), nil
 }
 
-// sweep forgets expired tasks; m.mu must be held. It runs at each
-// Create, so that memory follows the tasks alive.
+// sweep forgets expired tasks, at most once every sweepEvery; m.mu must
+// be held. Create runs it, so that memory follows the tasks alive.
 func (m *Memory) sweep() {
-	now := m.clock()
+	now := time.Now()
+	if now.Sub(m.swept) < sweepEvery {
+		return
+	}
+	m.swept = now
 	for id, r := range m.tasks {
 		if !now.Before(r.ExpiresAt) {
 			delete(m.tasks, id)

@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -427,4 +428,36 @@ func TestTerminalNeverChanges(t *testing.T) {
 	if got["status"] != "failed" || got["statusMessage"] != "failed elsewhere" {
 		t.Errorf("the failed task became %v (%v)", got["status"], got["statusMessage"])
 	}
+}
+
+// TestAllowedStaysBoundToRequest: before it becomes a task, a TaskAllowed
+// call is the request's: a client that leaves ends the handler's context.
+func TestAllowedStaysBoundToRequest(t *testing.T) {
+	e := newEnv(t, tasks.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hold","arguments":{},"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer tok-ada")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "hold")
+	errs := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errs <- err
+	}()
+	await.Recv(t, e.deps.started, "the handler's start")
+	cancel()
+	if err := await.Recv(t, e.deps.ended, "the end of the handler's context"); err == nil {
+		t.Error("the handler's context ended without a cause")
+	}
+	<-errs
+	await.Recv(t, e.idle(), "no task")
 }
