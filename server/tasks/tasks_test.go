@@ -461,3 +461,47 @@ func TestAllowedStaysBoundToRequest(t *testing.T) {
 	<-errs
 	await.Recv(t, e.idle(), "no task")
 }
+
+// TestLegacyTasks: the 2025-11-25 experimental tasks are not this
+// extension: tasks/result is an unknown method, and a legacy "task"
+// parameter on tools/call is ignored, never an opt-in.
+func TestLegacyTasks(t *testing.T) {
+	e := newEnv(t, tasks.Options{})
+	close(e.deps.release)
+	if _, rerr := e.rpc(ada, "tasks/result", map[string]any{"taskId": "AAAAAAAAAAAAAAAAAAAAAAAAAA"}); rerr == nil || rerr.Code != -32601 {
+		t.Errorf("tasks/result: %+v, want -32601", rerr)
+	}
+	res, rerr := e.rpc(adaPlain, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}, "task": map[string]any{"ttl": 60000}})
+	if rerr != nil || res["resultType"] == "task" || resultText(res) != `{"text":"slow done"}` {
+		t.Errorf("a legacy task parameter from a client without the extension = %v, %+v; want the synchronous answer", res, rerr)
+	}
+}
+
+// TestPartialAnswers: an input_required task lists only the requests
+// still outstanding (the SEP's inputRequests), and waits for all of
+// them.
+func TestPartialAnswers(t *testing.T) {
+	mem := &tasks.Memory{}
+	e := newEnv(t, tasks.Options{Store: mem})
+	id := e.create(ada, "confirm")
+	e.until(ada, id, "input_required")
+	// A second outstanding request, as a handler asking two questions
+	// would have (the store is the replicas' common truth).
+	if _, err := mem.Update(context.Background(), id, func(r *tasks.Record) error {
+		var m map[string]json.RawMessage
+		json.Unmarshal(r.InputRequests, &m)
+		m["1.other"] = m["1.permission"]
+		r.InputRequests, _ = json.Marshal(m)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.rpc(ada, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
+		"1.other": map[string]any{"action": "accept", "content": map[string]any{"decision": "deny"}},
+	}})
+	got, _ := e.get(ada, id)
+	reqs, _ := got["inputRequests"].(map[string]any)
+	if _, ok := reqs["1.other"]; ok || reqs["1.permission"] == nil || got["status"] != "input_required" {
+		t.Errorf("after a partial answer: %v, want only 1.permission outstanding", got)
+	}
+}

@@ -114,7 +114,7 @@ func (r *Record) wire(with bool) *wireTask {
 	if with {
 		switch r.Status {
 		case InputRequired:
-			w.InputRequests = r.InputRequests
+			w.InputRequests = r.pending()
 		case Completed:
 			w.Result = r.Result
 		case Failed:
@@ -188,4 +188,21 @@ func rpcError(err error) json.RawMessage {
 // invalidParams is a JSON-RPC invalid-params error.
 func invalidParams(msg string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
+}
+
+// pending is r's input requests that have no answer yet: those the SEP's
+// inputRequests list.
+func (r *Record) pending() json.RawMessage {
+	if len(r.Answers) == 0 {
+		return r.InputRequests
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(r.InputRequests, &m); err != nil {
+		return r.InputRequests
+	}
+	for k := range r.Answers {
+		delete(m, k)
+	}
+	b, _ := json.Marshal(m)
+	return b
 }
