@@ -286,7 +286,7 @@ func (t *Tasks) lookup(ctx context.Context, method, id string) (*Record, error) 
 		return nil, notFound(method)
 	}
 	if !rec.Status.Terminal() && time.Now().After(rec.LeaseUntil) {
-		rec, err = t.expireLease(ctx, rec)
+		rec, err = t.expireLease(ctx, method, rec)
 		if err != nil {
 			return nil, err
 		}
@@ -321,7 +321,7 @@ const errReplicaGone = "the replica running the task stopped (its lease ran out)
 
 // expireLease fails rec, whose lease ran out, unless another request did
 // or its replica renewed it meanwhile.
-func (t *Tasks) expireLease(ctx context.Context, rec *Record) (*Record, error) {
+func (t *Tasks) expireLease(ctx context.Context, method string, rec *Record) (*Record, error) {
 	now := time.Now()
 	got, err := t.store.Update(ctx, rec.ID, func(r *Record) error {
 		if r.Status.Terminal() || !now.After(r.LeaseUntil) {
@@ -330,15 +330,18 @@ func (t *Tasks) expireLease(ctx context.Context, rec *Record) (*Record, error) {
 		fail(r, now, internal(errReplicaGone), errReplicaGone)
 		return nil
 	})
+	if errors.Is(err, errUnchanged) {
+		// Another request failed it, or its replica renewed the lease.
+		got, err = t.store.Get(ctx, rec.ID)
+	} else if err == nil {
+		t.changed(ctx, got)
+	}
 	switch {
-	case errors.Is(err, errUnchanged):
-		return t.store.Get(ctx, rec.ID)
 	case errors.Is(err, ErrNotFound):
-		return nil, notFound(methodGet)
+		return nil, notFound(method)
 	case err != nil:
 		return nil, internal("the task store is unavailable; retry later")
 	}
-	t.changed(ctx, got)
 	return got, nil
 }
 

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -176,7 +177,7 @@ func rpcError(err error) json.RawMessage {
 		Message string          `json:"message"`
 		Data    json.RawMessage `json:"data,omitempty"`
 	}
-	if e, ok := err.(*jsonrpc.Error); ok {
+	if e := (*jsonrpc.Error)(nil); errors.As(err, &e) {
 		w.Code, w.Message, w.Data = e.Code, e.Message, e.Data
 	} else {
 		w.Code, w.Message = jsonrpc.CodeInternalError, err.Error()

@@ -47,9 +47,8 @@ type worker struct {
 	done   chan answer        // the current run's outcome
 	poke   chan struct{}      // a local tasks/update or tasks/cancel; buffered 1
 
-	id      string // once a task
-	created time.Time
-	expires time.Time
+	id      string    // once a task
+	expires time.Time // its ExpiresAt
 
 	// While input_required: the keys the client sees, to the handler's,
 	// and the handler's request state.
@@ -194,7 +193,7 @@ func (t *Tasks) poke(id string) {
 // caller then starts w's supervisor.
 func (t *Tasks) become(ctx context.Context, w *worker) (mcp.Result, error) {
 	now := time.Now()
-	w.created, w.expires = now, now.Add(t.opts.TTL)
+	w.expires = now.Add(t.opts.TTL)
 	rec := &Record{
 		ID: w.id, Subject: w.caller, Tool: w.call.Tool, Routes: w.call.Routes, Local: w.call.Local,
 		Status: Working, CreatedAt: now, UpdatedAt: now, ExpiresAt: w.expires, PollInterval: t.opts.PollInterval,
