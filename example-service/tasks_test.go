@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +14,9 @@ import (
 // one Redis (-redis): audit_catalog with delay_ms 1000 becomes a task for
 // a client that declares the extension, created on A, polled on B and
 // fetched on C; another caller cannot see it; a client that does not
-// declare the extension gets the report synchronously; and a task whose
-// replica is killed ends failed on the others once its lease ran out.
+// declare the extension gets the report synchronously; a replica stopped
+// gracefully finishes its task first; and a task whose replica is
+// killed ends failed on the others once its lease ran out.
 func TestTasksAcrossReplicas(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three example-service processes")
@@ -41,6 +43,15 @@ func TestTasksAcrossReplicas(t *testing.T) {
 	res, rerr := at(a, "t-other", false).Call(t, "audit_catalog", slow)
 	if rerr != nil || res["resultType"] == "task" || !strings.Contains(tasktest.Text(res), `"checked":3`) {
 		t.Errorf("without the extension: %v, %+v; want the report", res, rerr)
+	}
+
+	// A graceful stop (SIGINT) lets the running task finish first
+	// (-shutdown-timeout, 10 s by default): B sees it completed.
+	stopped := at(c, "t-cancel", true).Create(t, "audit_catalog", slow)
+	c.cmd.Process.Signal(os.Interrupt)
+	await.Recv(t, c.exited, "the stopped replica's exit")
+	if s := tasktest.Text(at(b, "t-cancel", true).Until(t, stopped, "completed", time.Second)["result"]); !strings.Contains(s, `"checked":3`) {
+		t.Errorf("the task of the stopped replica: %s", s)
 	}
 
 	// Replica death: the task's replica is killed; B fails it once the
