@@ -79,7 +79,7 @@ func (r *Registry[C]) register(t tool.Tool[C], site site) error {
 	e := &entry[C]{
 		tool: t,
 		site: site,
-		call: &tool.Call{Tool: t.Name, ServiceKey: t.ServiceKey, Routes: t.VisibilityRoutes, Local: t.Local, InputSchema: t.Handler.InputSchema()},
+		call: &tool.Call{Tool: t.Name, ServiceKey: t.ServiceKey, Routes: t.VisibilityRoutes, Local: t.Local, InputSchema: t.Handler.InputSchema(), Task: t.Task, TaskAfter: taskAfter(t)},
 		ann:  t.Behaviour.Annotations(t.Title, t.Idempotent, t.OpenWorld),
 	}
 	r.entries[t.Name] = e
@@ -116,6 +116,7 @@ func (r *Registry[C]) check(t tool.Tool[C], site site) error {
 		d.FirstSite = prev.site.String()
 	}
 	rules.Check(&d, func(p rules.Problem) { fail(p.Text) })
+	checkTask(t.Task, t.TaskAfter, fail)
 	return errors.Join(errs...)
 }
 
@@ -325,6 +326,7 @@ func (r *Registry[C]) add(s *mcp.Server, deps C) map[string]*call.Tool[tool.Call
 			Title:       e.tool.Title,
 			Description: e.tool.Description,
 			Annotations: e.annotations(),
+			Meta:        taskMeta(e.call),
 		}
 		e.tool.Handler.AddTo(s, t, deps)
 	}

@@ -17,6 +17,13 @@ import (
 //
 // A tool an Installer adds but does not describe in Tools is hidden from
 // every caller and answers like an unknown tool.
+//
+// An Installer that also has a method
+// Extensions(tools []*tool.Call) map[string]map[string]any serves
+// protocol extensions: New gives it every tool of the server and
+// advertises each extension it returns in the server's capabilities
+// (server/discover), by name with its settings. An Installer may add no
+// tools and only methods and middleware (server/tasks' does).
 type Installer interface {
 	// Tools describes the tools Install adds, sorted by name: a
 	// registry's Calls. [New] keeps them; they must not change.
@@ -28,6 +35,14 @@ type Installer interface {
 	// tool.Call and progress state): Install must not (a registry's own
 	// Install is for bare servers; [Install] calls its AddTools).
 	Install(s *mcp.Server)
+}
+
+// extender is an [Installer] that serves protocol extensions (such as
+// server/tasks'): [New] advertises each extension it returns for the
+// server's tools, by name with its settings, in the server's
+// capabilities (server/discover, and the initialize result).
+type extender interface {
+	Extensions(tools []*tool.Call) map[string]map[string]any
 }
 
 // Install returns an Installer that adds r's tools, served with deps.

@@ -116,11 +116,19 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 		c.Roles = slices.Clone(c.Roles)
 		opts.Caller = &c
 	}
+	// Tools even when there are none; no logging capability (calls are
+	// logged server-side).
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.ListChanged}}
+	for _, in := range installs {
+		if x, ok := in.(extender); ok {
+			for name, settings := range x.Extensions(tools) {
+				caps.AddExtension(name, settings)
+			}
+		}
+	}
 	s := mcp.NewServer(opts.implementation(), &mcp.ServerOptions{
 		Instructions: advertised,
-		// Tools even when there are none; no logging capability (calls are
-		// logged server-side).
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.ListChanged}},
+		Capabilities: caps,
 		SetCacheable: listTTL(opts.ListTTL),
 	})
 	// The installers first: the SDK runs the middleware added last

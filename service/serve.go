@@ -21,6 +21,7 @@ import (
 	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
+	"github.com/toolroute/toolroute/server/tasks"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -199,6 +200,7 @@ func (k *kit) options() []fx.Option {
 		fx.Provide(
 			k.buildUpstreams,
 			func() *permission.Checker { return k.sh.confirmer(cfg.stateKey) },
+			fx.Annotate(k.newTasks, fx.ResultTags(`group:"toolroute.installers"`)),
 		),
 		server.Module,
 		fx.Options(k.cmd.Options...),
@@ -211,6 +213,33 @@ func (k *kit) options() []fx.Option {
 		options = append(options, server.ProvideService(k.sh.service))
 	}
 	return append(options, k.obs.fxOptions()...)
+}
+
+// newTasks is the MCP Tasks extension (server/tasks), as an installer
+// of the server: its tasks in Redis with -redis, their changes in the
+// telemetry and audit trail when on. On stop, after the transport's
+// drain, running tasks get -shutdown-timeout to finish; then they fail.
+// A service without task-capable tools advertises nothing and gets no
+// task.
+func (k *kit) newTasks(lc fx.Lifecycle) (server.Installer, error) {
+	tk, err := tasks.New(tasks.Options{
+		Authorizer: k.acc.authorizer,
+		Store:      k.sh.taskStore(),
+		Logger:     k.logger,
+		OnChange:   k.obs.taskChanges(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.Hook{OnStop: func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, k.cfg.ShutdownTimeout)
+		defer cancel()
+		if err := tk.Shutdown(ctx); err != nil {
+			k.logger.Warn(k.cmd.Name+": tasks still running at the shutdown timeout were failed", slog.Any("error", err))
+		}
+		return nil
+	}})
+	return tk, nil
 }
 
 // httpOptions are the HTTP transport's options: the verifier, readiness

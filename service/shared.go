@@ -20,6 +20,7 @@ import (
 	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/redisstore"
 	"github.com/toolroute/toolroute/server"
+	"github.com/toolroute/toolroute/server/tasks"
 )
 
 // redisOptions parses a -redis URL, with short timeouts where it sets
@@ -113,6 +114,16 @@ func (s *shared) cancellations() server.Cancellations {
 	}
 	s.cancels = redisstore.NewCancellations(s.rdb, s.opts)
 	return s.cancels
+}
+
+// taskStore keeps the tasks (server/tasks): in Redis when s is not nil,
+// so that any replica polls, answers and cancels a task another runs;
+// nil (this process only) without -redis.
+func (s *shared) taskStore() tasks.Store {
+	if s == nil {
+		return nil
+	}
+	return redisstore.NewTaskStore(s.rdb, s.opts)
 }
 
 // confirmer is delete_item's permission checker: its key, replay guard

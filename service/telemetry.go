@@ -17,6 +17,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/toolroute/toolroute/authz"
+	"github.com/toolroute/toolroute/server/tasks"
 	"github.com/toolroute/toolroute/server/telemetry"
 	"github.com/toolroute/toolroute/server/telemetry/otelsetup"
 )
@@ -63,6 +64,15 @@ func (o *observability) meter() metric.Meter {
 
 // serviceMeter names the kit's own instruments' meter.
 const serviceMeter = "github.com/toolroute/toolroute/service"
+
+// taskChanges reports the changes of tasks when telemetry is on; nil
+// when it is off.
+func (o *observability) taskChanges() func(context.Context, tasks.Change) {
+	if o == nil {
+		return nil
+	}
+	return o.tel.TaskChange
+}
 
 // proxyClient is the HTTP client of the RBAC proxy's auth API: nil (the
 // default client) when telemetry is off.

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -49,6 +50,13 @@ type Tool[C any] struct {
 	// Handler runs a call; make it with [Handle] or [HandleResult].
 	// Required.
 	Handler Handler[C]
+
+	// Task says whether a call may become an MCP task (see [TaskMode]);
+	// the zero value, TaskNever, answers every call synchronously.
+	Task TaskMode
+	// TaskAfter is how long a call of a TaskAllowed tool runs before it
+	// becomes a task. 0 selects one second; it must be 0 for other modes.
+	TaskAfter time.Duration
 }
 
 // Call describes a registered tool as the rest of toolroute sees it: the
@@ -70,6 +78,10 @@ type Call struct {
 	// InputSchema is the tool's input schema, if known. It is shared: do
 	// not modify it.
 	InputSchema *jsonschema.Schema
+	// Task and TaskAfter are the tool's (see [Tool.Task]), TaskAfter
+	// with its default applied: when a call of it may become a task.
+	Task      TaskMode
+	TaskAfter time.Duration
 }
 
 // CallFromContext returns the tool call ctx belongs to, or nil outside a

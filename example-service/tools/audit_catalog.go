@@ -24,10 +24,14 @@ func init() {
 			stock, the items that vanished while the audit ran, and the total
 			quantity in stock. Reports progress after each item and can be
 			cancelled. delay_ms waits between two visits (0 to 1000 ms), to watch
-			progress or try cancellation.`,
+			progress or try cancellation. A client that declares the MCP Tasks
+			extension gets a task for an audit still running after half a
+			second (delay_ms of 1000 always takes longer).`,
 		ServiceKey:       catalog.ServiceKey,
 		VisibilityRoutes: []tool.Route{catalog.ListRoute, catalog.GetRoute},
 		Behaviour:        behaviour.ReadOnly,
+		Task:             tool.TaskAllowed,
+		TaskAfter:        500 * time.Millisecond,
 		Handler:          tool.Handle(auditCatalog),
 	})
 }

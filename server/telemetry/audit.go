@@ -22,6 +22,7 @@ const (
 	EventCall     = "tools/call" // one per tools/call, refused ones included
 	EventList     = "tools/list" // one per tools/list
 	EventQuestion = "question"   // a question to the user asked, or answered
+	// EventTask (tasks.go): a task's status change.
 )
 
 // Record is one audit record, schema version [AuditVersion]. It never
@@ -83,6 +84,10 @@ type Record struct {
 	// Answer is the answer's action for an elicitation ("accept",
 	// "decline", "cancel"); never its content.
 	Answer string `json:"answer,omitempty"`
+
+	// Task is the task of a task record: "sha256:" and the first 16 hex
+	// digits of its id's digest (the id is a handle, never written).
+	Task string `json:"task,omitempty"`
 }
 
 // UpstreamRequest is one upstream request of a call, in an audit

@@ -96,6 +96,7 @@ type Telemetry struct {
 	upstreamDuration metric.Float64Histogram
 	active           metric.Int64UpDownCounter
 	questions        metric.Int64Counter
+	tasks            metric.Int64Counter
 
 	opOpts       optCache[opKey]
 	decisionOpts optCache[[2]string] // outcome, source
@@ -139,6 +140,9 @@ func New(opts Options) (*Telemetry, error) {
 	errs = append(errs, err)
 	t.questions, err = m.Int64Counter(MetricQuestions, metric.WithUnit("{question}"),
 		metric.WithDescription("Questions to the user (permission questions among them): asked, and answered, by channel."))
+	errs = append(errs, err)
+	t.tasks, err = m.Int64Counter(MetricTasks, metric.WithUnit("{change}"),
+		metric.WithDescription("Stored status changes of tasks (server/tasks), by tool and status."))
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("telemetry: creating the instruments: %w", err)

@@ -1,0 +1,52 @@
+package registry
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/toolroute/toolroute/tool"
+)
+
+// defaultTaskAfter is tool.Tool.TaskAfter's default for TaskAllowed.
+const defaultTaskAfter = time.Second
+
+// taskMetaKey is the key, in a task-capable tool's definition _meta, of
+// when its calls may become tasks: {"mode": "allowed", "afterMs": 1000}
+// or {"mode": "always"}. It is informative: the extension lets the server
+// decide per request, and a client that declares it must handle a task
+// from any tool.
+const taskMetaKey = "toolroute/task"
+
+// checkTask applies the rules of a tool's task setting.
+func checkTask(m tool.TaskMode, after time.Duration, fail func(string)) {
+	switch m {
+	case tool.TaskNever, tool.TaskAllowed, tool.TaskAlways:
+	default:
+		fail(fmt.Sprintf("unknown Task %s (want tool.TaskNever, tool.TaskAllowed or tool.TaskAlways)", m))
+	}
+	switch {
+	case after < 0:
+		fail(fmt.Sprintf("negative TaskAfter %s", after))
+	case after > 0 && m != tool.TaskAllowed:
+		fail(fmt.Sprintf("TaskAfter %s with Task %s: only a TaskAllowed tool becomes a task after a while", after, m))
+	}
+}
+
+// taskAfter is t's TaskAfter with its default applied.
+func taskAfter[C any](t tool.Tool[C]) time.Duration {
+	if t.Task == tool.TaskAllowed && t.TaskAfter == 0 {
+		return defaultTaskAfter
+	}
+	return t.TaskAfter
+}
+
+// taskMeta is the definition _meta of a task-capable tool, nil for others.
+func taskMeta(c *tool.Call) map[string]any {
+	switch c.Task {
+	case tool.TaskAllowed:
+		return map[string]any{taskMetaKey: map[string]any{"mode": c.Task.String(), "afterMs": c.TaskAfter.Milliseconds()}}
+	case tool.TaskAlways:
+		return map[string]any{taskMetaKey: map[string]any{"mode": c.Task.String()}}
+	}
+	return nil
+}
