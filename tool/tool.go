@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/internal/core/call"
@@ -49,6 +50,25 @@ type Tool[C any] struct {
 	// Handler runs a call; make it with [Handle] or [HandleResult].
 	// Required.
 	Handler Handler[C]
+
+	// The tool's lifecycle and presentation (see [Deprecation]; all
+	// optional). The registry derives what clients see from them: the
+	// deprecation notice in the description and _meta, the version and
+	// tags in _meta, the icons in the definition; the route table
+	// carries the first three.
+
+	// Deprecated, if set, marks the tool deprecated.
+	Deprecated *Deprecation
+	// Version is the tool's own version ("2", "1.4.0"): at most 64
+	// characters, none of them space or control.
+	Version string
+	// Tags put the tool in toolsets: a role or a client limited to some
+	// tags sees only the tools that carry one of them (a filter that
+	// can only hide). Each is 1 to 64 of a-z 0-9 _ . -, starting with a
+	// letter or digit; no duplicates.
+	Tags []string
+	// Icons are shown by clients that show icons; each needs a Source.
+	Icons []mcp.Icon
 }
 
 // Call describes a registered tool as the rest of toolroute sees it: the
@@ -70,6 +90,12 @@ type Call struct {
 	// InputSchema is the tool's input schema, if known. It is shared: do
 	// not modify it.
 	InputSchema *jsonschema.Schema
+	// Deprecated is the tool's deprecation, nil if it is not deprecated.
+	// It is shared: do not modify it.
+	Deprecated *Deprecation
+	// Tags are the tool's toolset tags, sorted. They are shared: do not
+	// modify them.
+	Tags []string
 }
 
 // CallFromContext returns the tool call ctx belongs to, or nil outside a
