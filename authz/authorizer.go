@@ -58,4 +58,9 @@ type Options struct {
 	// its declared routes. Bearers are taken out of every record. nil
 	// selects [slog.Default].
 	Logger *slog.Logger
+	// Toolsets, if set, limits a caller to the tools of some tags, as a
+	// second visibility filter of [Middleware] that can only hide: it
+	// returns the tags and true for a limited caller, false for one that
+	// is not ([Policy.Toolsets] is one).
+	Toolsets func(Caller) (tags []string, limited bool)
 }

@@ -35,6 +35,15 @@ type Options struct {
 	// is nil. Use authz.AllowAll() to allow everything explicitly.
 	Authorizer authz.Authorizer
 
+	// Toolsets, if set, limits callers to the tools of some tags
+	// (tool.Tool.Tags): a second visibility filter, after Authorizer's,
+	// that can only hide. It returns a caller's tags and true, or false
+	// for a caller it does not limit; authz.Policy.Toolsets reads the
+	// role policy's "toolsets". A client may narrow what it sees further,
+	// by request (see authz.Middleware). A tool hidden by it
+	// answers like an unknown one.
+	Toolsets func(authz.Caller) (tags []string, limited bool)
+
 	// CallTimeout bounds every tools/call: the handler's context ends
 	// after it. 0 selects 30 seconds; a negative value disables the
 	// deadline.

@@ -136,7 +136,7 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	}
 	mw := []mcp.Middleware{
 		c.middleware,
-		authz.Middleware(opts.Authorizer, tools, authz.Options{Logger: c.log}),
+		authz.Middleware(opts.Authorizer, tools, authz.Options{Logger: c.log, Toolsets: opts.Toolsets}),
 	}
 	if dec := newArgDecoder(tools); len(dec) > 0 {
 		mw = append(mw, dec.middleware)

@@ -42,6 +42,9 @@ type access struct {
 	// lint are the policy lint's findings (warnings at start, errors in
 	// check).
 	lint []string
+	// toolsets limits callers to their roles' toolsets (the policy's
+	// "toolsets"); nil with a proxy, which knows no toolsets.
+	toolsets func(authz.Caller) ([]string, bool)
 }
 
 // proxy decisions are cached this long: a revocation at the proxy takes
@@ -79,6 +82,7 @@ func loadAccess(c Command, cfg Config, table registry.RouteTable, obs *observabi
 		}
 		a.roles = p.Roles()
 		a.authorizer = obs.authorizer(p, telemetry.SourcePolicy)
+		a.toolsets = p.Toolsets
 	}
 
 	switch {

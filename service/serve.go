@@ -142,6 +142,7 @@ func (k *kit) options() []fx.Option {
 		Title:        k.cmd.Title,
 		Logger:       k.logger,
 		Authorizer:   k.acc.authorizer,
+		Toolsets:     k.acc.toolsets,
 		Instructions: k.cmd.Instructions,
 		// In-flight calls get this long after the listener closes.
 		ShutdownTimeout: cfg.ShutdownTimeout,
