@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/internal/testing/golden"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
@@ -69,6 +70,13 @@ func TestLifecycleCheck(t *testing.T) {
 		{"tag with a comma", func(t *tool.Tool[*Deps]) { t.Tags = []string{"a,b"} },
 			`tag "a,b": 1 to 64 of a-z 0-9 _ . -, starting with a letter or digit`},
 		{"duplicate tag", func(t *tool.Tool[*Deps]) { t.Tags = []string{"a", "b", "a"} }, `duplicate tag "a"`},
+		{"cache on a read-only tool", func(t *tool.Tool[*Deps]) { t.Cache = &tool.ResultCache{TTL: time.Second, StaleOnError: time.Minute} }, ""},
+		{"cache on an additive tool", func(t *tool.Tool[*Deps]) {
+			t.Behaviour, t.Cache = behaviour.Additive, &tool.ResultCache{TTL: time.Second}
+		}, "Cache on a tool of behaviour additive: only ReadOnly tools' results may be cached"},
+		{"cache without a TTL", func(t *tool.Tool[*Deps]) { t.Cache = &tool.ResultCache{} }, "Cache.TTL is 0s: give a positive duration"},
+		{"cache with a negative stale time", func(t *tool.Tool[*Deps]) { t.Cache = &tool.ResultCache{TTL: time.Second, StaleOnError: -1} },
+			"Cache.StaleOnError is -1ns: give 0 (never) or a positive duration"},
 		{"icon without a source", func(t *tool.Tool[*Deps]) { t.Icons = []mcp.Icon{{Source: "x"}, {MIMEType: "image/png"}} },
 			"Icons[1] has no Source"},
 	} {

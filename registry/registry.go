@@ -78,10 +78,14 @@ func (r *Registry[C]) register(t tool.Tool[C], site site) error {
 	t.Description = dedent(t.Description)
 	t.VisibilityRoutes = slices.Clone(t.VisibilityRoutes)
 	t.Deprecated, t.Tags, t.Icons = ownLifecycle(t.Deprecated, t.Tags, t.Icons)
+	if t.Cache != nil {
+		c := *t.Cache
+		t.Cache = &c
+	}
 	e := &entry[C]{
 		tool: t,
 		site: site,
-		call: &tool.Call{Tool: t.Name, ServiceKey: t.ServiceKey, Routes: t.VisibilityRoutes, Local: t.Local, InputSchema: t.Handler.InputSchema(), Deprecated: t.Deprecated, Tags: t.Tags},
+		call: &tool.Call{Tool: t.Name, ServiceKey: t.ServiceKey, Routes: t.VisibilityRoutes, Local: t.Local, InputSchema: t.Handler.InputSchema(), Deprecated: t.Deprecated, Tags: t.Tags, Cache: t.Cache},
 		ann:  t.Behaviour.Annotations(t.Title, t.Idempotent, t.OpenWorld),
 	}
 	r.entries[t.Name] = e
@@ -119,6 +123,7 @@ func (r *Registry[C]) check(t tool.Tool[C], site site) error {
 	}
 	rules.Check(&d, func(p rules.Problem) { fail(p.Text) })
 	lifecycle.Check(t.Name, t.Deprecated, t.Version, t.Tags, t.Icons, fail)
+	lifecycle.CheckCache(t.Cache, t.Behaviour, fail)
 	return errors.Join(errs...)
 }
 
@@ -234,6 +239,10 @@ func (e *entry[C]) copyTool() tool.Tool[C] {
 	t := e.tool
 	t.VisibilityRoutes = slices.Clone(t.VisibilityRoutes)
 	t.Deprecated, t.Tags, t.Icons = ownLifecycle(t.Deprecated, t.Tags, t.Icons)
+	if t.Cache != nil {
+		c := *t.Cache
+		t.Cache = &c
+	}
 	return t
 }
 

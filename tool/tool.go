@@ -69,6 +69,10 @@ type Tool[C any] struct {
 	Tags []string
 	// Icons are shown by clients that show icons; each needs a Source.
 	Icons []mcp.Icon
+
+	// Cache, if set, opts a ReadOnly tool into result caching (see
+	// [ResultCache]); the registry refuses it on any other tool.
+	Cache *ResultCache
 }
 
 // Call describes a registered tool as the rest of toolroute sees it: the
@@ -96,6 +100,9 @@ type Call struct {
 	// Tags are the tool's toolset tags, sorted. They are shared: do not
 	// modify them.
 	Tags []string
+	// Cache is the tool's result caching, nil for none. It is shared: do
+	// not modify it.
+	Cache *ResultCache
 }
 
 // CallFromContext returns the tool call ctx belongs to, or nil outside a

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/internal/core/rules"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -165,6 +166,23 @@ func Check(name string, d *tool.Deprecation, version string, tags []string, icon
 		if strings.TrimSpace(ic.Source) == "" {
 			fail(fmt.Sprintf("Icons[%d] has no Source", i))
 		}
+	}
+}
+
+// CheckCache reports, through fail, every rule a tool's result caching
+// c breaks for a tool of behaviour b.
+func CheckCache(c *tool.ResultCache, b behaviour.Behaviour, fail func(rule string)) {
+	if c == nil {
+		return
+	}
+	if b != behaviour.ReadOnly {
+		fail(fmt.Sprintf("Cache on a tool of behaviour %s: only ReadOnly tools' results may be cached", b))
+	}
+	if c.TTL <= 0 {
+		fail(fmt.Sprintf("Cache.TTL is %v: give a positive duration", c.TTL))
+	}
+	if c.StaleOnError < 0 {
+		fail(fmt.Sprintf("Cache.StaleOnError is %v: give 0 (never) or a positive duration", c.StaleOnError))
 	}
 }
 
