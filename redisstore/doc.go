@@ -4,9 +4,10 @@
 // made from "always" answers ([AnswerStore], a permission.AnswerStore),
 // a per-caller rate limit ([Limiter], a ratelimit.Limiter, GCRA by
 // github.com/go-redis/redis_rate), the DPoP proofs accepted
-// ([ReplayCache], an authz/oauth ReplayCache), and a 2025 client's stateless
+// ([ReplayCache], an authz/oauth ReplayCache), a 2025 client's stateless
 // notifications/cancelled carried to the replica running the call
-// ([Cancellations], a server.Cancellations, on pub/sub).
+// ([Cancellations], a server.Cancellations, on pub/sub), and the cached
+// results of read-only tools ([ResultStore], a resultcache.Store).
 //
 //	rdb := redis.NewClient(opts)                   // or redis.ParseURL
 //	redisstore.SetLogger(logger, rdb)              // go-redis's own lines, once per state change

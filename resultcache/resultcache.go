@@ -45,7 +45,7 @@ type Options struct {
 	MaxEntries int
 	// MaxBytes bounds the in-process store's bytes (keys and encoded
 	// results). 0 selects 64 MiB. A result larger than a sixteenth of it
-	// is not cached.
+	// is not cached, in any store.
 	MaxBytes int64
 	// MeterProvider makes the instruments. nil selects the global one.
 	MeterProvider metric.MeterProvider
@@ -79,7 +79,7 @@ type Cache struct {
 	hit     metric.MeasurementOption
 	miss    metric.MeasurementOption
 	stale   metric.MeasurementOption
-	maxSize int // results larger are not stored; 0: no bound here
+	maxSize int // results larger are not stored
 }
 
 // New returns a cache configured by opts. It fails only if the meter
@@ -110,15 +110,15 @@ func New(opts Options) (*Cache, error) {
 	c.hit = metric.WithAttributeSet(attribute.NewSet(AttrResult.String("hit")))
 	c.miss = metric.WithAttributeSet(attribute.NewSet(AttrResult.String("miss")))
 	c.stale = metric.WithAttributeSet(attribute.NewSet(AttrResult.String("stale")))
+	entries, bytes := opts.MaxEntries, opts.MaxBytes
+	if entries <= 0 {
+		entries = defaultMaxEntries
+	}
+	if bytes <= 0 {
+		bytes = defaultMaxBytes
+	}
+	c.maxSize = int(bytes / 16)
 	if c.store == nil {
-		entries, bytes := opts.MaxEntries, opts.MaxBytes
-		if entries <= 0 {
-			entries = defaultMaxEntries
-		}
-		if bytes <= 0 {
-			bytes = defaultMaxBytes
-		}
-		c.maxSize = int(bytes / 16)
 		c.store = newMemory(entries, bytes, c.now, func(n int) { evictions.Add(context.Background(), int64(n)) })
 	}
 	return c, nil
@@ -194,7 +194,7 @@ func (c *Cache) serve(ctx context.Context, rc *tool.ResultCache, key, method str
 	}
 	c.lookups.Add(ctx, 1, c.miss)
 	data, merr := json.Marshal(r)
-	if merr != nil || c.maxSize > 0 && len(data) > c.maxSize {
+	if merr != nil || len(data) > c.maxSize {
 		return res, err
 	}
 	fresh := now.Add(rc.TTL)

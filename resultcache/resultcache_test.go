@@ -114,6 +114,30 @@ func newEnv(t *testing.T, opts resultcache.Options) *env {
 	t.Helper()
 	e := &env{api: newAPI(t), clock: &clock{now: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)}, reader: sdkmetric.NewManualReader()}
 	e.deps = &deps{Endpoints: upstream.Endpoints{"things": {Origin: e.api.URL}}}
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(e.reader))
+	t.Cleanup(func() { mp.Shutdown(context.Background()) })
+	opts.MeterProvider, opts.Now = mp, e.clock.Now
+	c, err := resultcache.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = serveCached(t, c, e.deps)
+	return e
+}
+
+// serveCached serves testRegistry's tools with d, cached by c.
+func serveCached(t *testing.T, c *resultcache.Cache, d *deps) *mcp.Server {
+	t.Helper()
+	s, err := server.New(server.Options{Authorizer: authz.AllowAll(), Logger: quiet, Middleware: []mcp.Middleware{c.Middleware()}}, server.Install(testRegistry(), d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// testRegistry holds forwarding tools of three cache settings and a
+// local tool, whoami, that counts its runs in its container.
+func testRegistry() *registry.Registry[*deps] {
 	reg := registry.New[*deps]()
 	forward := func(name string, c *tool.ResultCache) {
 		reg.Register(tool.Tool[*deps]{Name: name, Description: "Get a thing.", ServiceKey: "things", Behaviour: behaviour.ReadOnly,
@@ -132,18 +156,7 @@ func newEnv(t *testing.T, opts resultcache.Options) *env {
 			}
 			return who{Subject: c.Subject, Run: n, B: in.B}, nil
 		})})
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(e.reader))
-	t.Cleanup(func() { mp.Shutdown(context.Background()) })
-	opts.MeterProvider, opts.Now = mp, e.clock.Now
-	c, err := resultcache.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.srv, err = server.New(server.Options{Authorizer: authz.AllowAll(), Logger: quiet, Middleware: []mcp.Middleware{c.Middleware()}}, server.Install(reg, e.deps))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return reg
 }
 
 func (e *env) connect(t *testing.T, subject string, roles ...string) *mcp.ClientSession {

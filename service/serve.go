@@ -19,6 +19,7 @@ import (
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/registry"
+	"github.com/toolroute/toolroute/resultcache"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -32,9 +33,10 @@ type kit struct {
 	logger    *slog.Logger
 	obs       *observability // nil: telemetry off
 	acc       *access
-	sh        *shared           // nil: nothing shared
-	upstreams map[string]string // origin by service key; "" = embedded
-	up        Upstreams         // once built
+	sh        *shared            // nil: nothing shared
+	upstreams map[string]string  // origin by service key; "" = embedded
+	up        Upstreams          // once built
+	results   *resultcache.Cache // the read-only tools' results (tool.Tool.Cache)
 	// dry builds the graph for check: no embedded upstream listens.
 	dry bool
 }
@@ -67,6 +69,10 @@ func (c Command) prepare(ctx context.Context, cfg Config, stderr io.Writer, logg
 		return nil, err
 	}
 	if err = k.acc.oauth.startDPoP(k.sh.replayCache(), logger); err != nil {
+		k.close()
+		return nil, err
+	}
+	if k.results, err = resultcache.New(resultcache.Options{Store: k.sh.resultStore(), MeterProvider: k.obs.meterProvider(), Logger: logger}); err != nil {
 		k.close()
 		return nil, err
 	}
@@ -154,6 +160,9 @@ func (k *kit) options() []fx.Option {
 	if cfg.RateLimit > 0 {
 		opts.Middleware = append(opts.Middleware, ratelimit.Middleware(k.sh.limiter(cfg.RateLimit), ratelimit.Options{Logger: k.logger}))
 	}
+	// After the rate limit: a call over it is refused, cached or not. A
+	// tool without Cache passes at the cost of a context lookup.
+	opts.Middleware = append(opts.Middleware, k.results.Middleware())
 	options := []fx.Option{
 		fx.WithLogger(func() fxevent.Logger {
 			// fx's events only at debug level, its errors too: each one

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 	"go.uber.org/fx"
 
 	"github.com/toolroute/toolroute/authz"
@@ -99,6 +101,15 @@ func (o *observability) auditFailed(name string, logger *slog.Logger) func(error
 	return func(err error) {
 		logger.Error(name+": writing the audit trail failed", slog.Any("error", err))
 	}
+}
+
+// meterProvider makes the instruments of the kit's own parts (the result
+// cache's): a no-op one when telemetry is off.
+func (o *observability) meterProvider() metric.MeterProvider {
+	if o == nil {
+		return noop.NewMeterProvider()
+	}
+	return o.providers.MeterProvider
 }
 
 // observers are the server's observers (server.Options.Observers):

@@ -2,8 +2,6 @@ package service_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -36,17 +34,9 @@ func TestKitToolsets(t *testing.T) {
 		server.Tools(reg),
 		fx.Provide(func(up service.Upstreams) *pingDeps { return &pingDeps{up.URL("things"), up.Client("things")} }),
 	}}
-	dir := t.TempDir()
-	write := func(name, data string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	allow := `"accessPolicies": [{"path": "^/things/api/v1/things/[^/]+$", "methods": ["GET"], "effect": "allow"}]`
-	policy := write("policy.json", `[{"role": "narrow", "toolsets": ["x"], `+allow+`}, {"role": "wide", `+allow+`}]`)
-	tokens := write("tokens.json", `[{"token": "narrow-token", "subject": "n", "roles": ["narrow"]}, {"token": "wide-token", "subject": "w", "roles": ["wide"]}]`)
+	policy := writeFile(t, "policy.json", `[{"role": "narrow", "toolsets": ["x"], `+allow+`}, {"role": "wide", `+allow+`}]`)
+	tokens := writeFile(t, "tokens.json", `[{"token": "narrow-token", "subject": "n", "roles": ["narrow"]}, {"token": "wide-token", "subject": "w", "roles": ["wide"]}]`)
 	api, _ := thingsAPI(t)
 	url := serveConfig(t, cmd, service.Config{Addr: "127.0.0.1:0", PolicyFile: policy, TokensFile: tokens, Upstreams: map[string]string{"things": api.URL}})
 	for token, want := range map[string][]string{"narrow-token": {"read_x"}, "wide-token": {"read_x", "read_y"}} {
