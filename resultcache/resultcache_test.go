@@ -58,7 +58,7 @@ type api struct {
 	status atomic.Int32 // 0: answer
 }
 
-func newAPI(t *testing.T) *api {
+func newAPI(t testing.TB) *api {
 	a := &api{}
 	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s := a.status.Load(); s != 0 {
@@ -110,7 +110,7 @@ type env struct {
 	reader *sdkmetric.ManualReader
 }
 
-func newEnv(t *testing.T, opts resultcache.Options) *env {
+func newEnv(t testing.TB, opts resultcache.Options) *env {
 	t.Helper()
 	e := &env{api: newAPI(t), clock: &clock{now: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)}, reader: sdkmetric.NewManualReader()}
 	e.deps = &deps{Endpoints: upstream.Endpoints{"things": {Origin: e.api.URL}}}
@@ -126,7 +126,7 @@ func newEnv(t *testing.T, opts resultcache.Options) *env {
 }
 
 // serveCached serves testRegistry's tools with d, cached by c.
-func serveCached(t *testing.T, c *resultcache.Cache, d *deps) *mcp.Server {
+func serveCached(t testing.TB, c *resultcache.Cache, d *deps) *mcp.Server {
 	t.Helper()
 	s, err := server.New(server.Options{Authorizer: authz.AllowAll(), Logger: quiet, Middleware: []mcp.Middleware{c.Middleware()}}, server.Install(testRegistry(), d))
 	if err != nil {
