@@ -228,7 +228,13 @@ func TestNeverAcrossCallers(t *testing.T) {
 			t.Errorf("step %d: %s, want %s", i, got, s.want)
 		}
 	}
-	if diff := cmp.Diff(map[string]int64{"hit": 2, "miss": 4}, e.counts(t, resultcache.MetricLookups)); diff != "" {
+	// The same caller speaking another protocol version: a result's form
+	// differs between versions.
+	old := servertest.Connect(t, e.srv, &authz.Caller{Subject: "alice", Roles: []string{"viewer"}}, servertest.Options{ProtocolVersion: "2025-11-25"})
+	if got := callText(t, old, "whoami", args); got != `{"b":"x","run":7,"subject":"alice"}` {
+		t.Errorf("alice over 2025-11-25: %s, want a run of its own", got)
+	}
+	if diff := cmp.Diff(map[string]int64{"hit": 2, "miss": 5}, e.counts(t, resultcache.MetricLookups)); diff != "" {
 		t.Errorf("lookups (-want +got):\n%s", diff)
 	}
 }
