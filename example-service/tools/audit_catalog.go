@@ -28,6 +28,7 @@ func init() {
 		ServiceKey:       catalog.ServiceKey,
 		VisibilityRoutes: []tool.Route{catalog.ListRoute, catalog.GetRoute},
 		Behaviour:        behaviour.ReadOnly,
+		Tags:             []string{"catalog", "reads"},
 		Handler:          tool.Handle(auditCatalog),
 	})
 }
