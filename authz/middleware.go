@@ -117,7 +117,7 @@ type guard struct {
 	tools    map[string]*toolAccess
 	routes   []tool.Route // distinct routes of all tools, by id
 	logger   *slog.Logger
-	toolsets func(Caller) ([]string, bool) // Options.Toolsets
+	toolsets func(context.Context, Caller) ([]string, bool) // Options.Toolsets
 }
 
 type toolAccess struct {
@@ -152,7 +152,7 @@ func (g *guard) list(ctx context.Context, next mcp.MethodHandler, method string,
 		g.log().ErrorContext(ctx, "authz: tools/list without a caller in the context: the server must put one there (authz.WithCaller); refused")
 		return nil, errNotAuthenticated()
 	}
-	sets, err := g.toolsetsOf(caller, req)
+	sets, err := g.toolsetsOf(ctx, caller, req)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +290,7 @@ func (g *guard) call(ctx context.Context, next mcp.MethodHandler, method string,
 		g.log().ErrorContext(ctx, "authz: tools/call without a caller in the context: the server must put one there (authz.WithCaller); refused", slog.String("tool", truncate.String(name)))
 		return nil, errUnknownTool(name, g.tools[name] != nil)
 	}
-	sets, err := g.toolsetsOf(caller, req)
+	sets, err := g.toolsetsOf(ctx, caller, req)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -17,8 +18,8 @@ import (
 // at all: it is when every role of c's that p defines lists toolsets
 // (their union is the limit), and not when one of them lists none, or
 // when p defines none of c's roles (such a caller reaches no route
-// anyway). It is the function for [Options].Toolsets (server.New's
-// Options.Toolsets).
+// anyway). [Options].Toolsets (server.New's Options.Toolsets) calls it
+// through a function of the request's context and the caller.
 func (p *Policy) Toolsets(c Caller) (tags []string, limited bool) {
 	for _, name := range c.Roles {
 		role := p.roles[name]
@@ -90,10 +91,10 @@ func intersects(a, b []string) bool {
 // the caller's roles (g.toolsets), and those the client asked for. A
 // client's malformed request is a JSON-RPC error -32602 saying what is
 // wrong.
-func (g *guard) toolsetsOf(caller Caller, req mcp.Request) (toolsets, error) {
+func (g *guard) toolsetsOf(ctx context.Context, caller Caller, req mcp.Request) (toolsets, error) {
 	var f toolsets
 	if g.toolsets != nil {
-		if tags, limited := g.toolsets(caller); limited {
+		if tags, limited := g.toolsets(ctx, caller); limited {
 			f.add(tags)
 		}
 	}

@@ -72,7 +72,8 @@ func toolsetServer(t *testing.T) (*mcp.Server, *switchable) {
 		t.Fatal(err)
 	}
 	a := &switchable{Policy: p}
-	s, err := server.New(server.Options{Authorizer: a, Toolsets: p.Toolsets}, server.Install(reg, lifeDeps{}))
+	toolsets := func(_ context.Context, c authz.Caller) ([]string, bool) { return p.Toolsets(c) }
+	s, err := server.New(server.Options{Authorizer: a, Toolsets: toolsets}, server.Install(reg, lifeDeps{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ type access struct {
 	lint []string
 	// toolsets limits callers to their roles' toolsets (the policy's
 	// "toolsets"); nil with a proxy, which knows no toolsets.
-	toolsets func(authz.Caller) ([]string, bool)
+	toolsets func(context.Context, authz.Caller) ([]string, bool)
 }
 
 // proxy decisions are cached this long: a revocation at the proxy takes
@@ -82,7 +82,7 @@ func loadAccess(c Command, cfg Config, table registry.RouteTable, obs *observabi
 		}
 		a.roles = p.Roles()
 		a.authorizer = obs.authorizer(p, telemetry.SourcePolicy)
-		a.toolsets = p.Toolsets
+		a.toolsets = func(_ context.Context, c authz.Caller) ([]string, bool) { return p.Toolsets(c) }
 	}
 
 	switch {
