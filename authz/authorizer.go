@@ -58,4 +58,11 @@ type Options struct {
 	// its declared routes. Bearers are taken out of every record. nil
 	// selects [slog.Default].
 	Logger *slog.Logger
+	// Toolsets, if set, limits a caller to the tools of some tags, as a
+	// second visibility filter of [Middleware] that can only hide: it
+	// returns the tags and true for a limited caller, false for one that
+	// is not (wrap [Policy.Toolsets]). It gets the request's context, so
+	// that a policy swapped at run time can answer with the one the
+	// request started under.
+	Toolsets func(context.Context, Caller) (tags []string, limited bool)
 }

@@ -58,13 +58,25 @@ import (
 // calls of either are answered from the cache, and the difference
 // shrinks to the cache's.
 //
+// Toolsets: a second filter, applied before a's and able only to hide,
+// keeps the tools that carry a tag (tool.Call.Tags) of every limit of the
+// request: the caller's ([Options].Toolsets), and the client's, asked
+// on any request by the _meta key "io.github.toolroute/toolsets" (a
+// list of tags) or the HTTP header X-MCP-Toolsets (tags separated by
+// commas). A tool without tags passes no limit. A tool a toolset hides is
+// not listed, and its calls answer exactly like an unknown name's; a
+// client's malformed toolsets (not a list of tags, an invalid tag, an
+// empty list) answer the JSON-RPC error -32602 "invalid toolsets: ...".
+// A client's toolsets last one request: in a stateless exchange, send
+// them on tools/call too, or its calls are not narrowed.
+//
 // Tools absent from tools are hidden. Middleware panics if a is nil, if a
 // tool is nil, or if one is Local and has routes.
 func Middleware(a Authorizer, tools []*tool.Call, opts Options) mcp.Middleware {
 	if a == nil {
 		panic("authz: Middleware: nil Authorizer")
 	}
-	g := &guard{a: a, tools: make(map[string]*toolAccess, len(tools)), logger: opts.Logger}
+	g := &guard{a: a, tools: make(map[string]*toolAccess, len(tools)), logger: opts.Logger, toolsets: opts.Toolsets}
 	ids := map[tool.Route]int32{}
 	for _, acc := range tools {
 		if acc == nil {
@@ -74,7 +86,7 @@ func Middleware(a Authorizer, tools []*tool.Call, opts Options) mcp.Middleware {
 		if acc.Local && len(acc.Routes) > 0 {
 			panic(fmt.Sprintf("authz: Middleware: tool %q is Local and has routes", name))
 		}
-		ta := &toolAccess{local: acc.Local}
+		ta := &toolAccess{local: acc.Local, tags: acc.Tags}
 		for _, r := range acc.Routes {
 			id, ok := ids[r]
 			if !ok {
@@ -101,16 +113,18 @@ func Middleware(a Authorizer, tools []*tool.Call, opts Options) mcp.Middleware {
 }
 
 type guard struct {
-	a      Authorizer
-	tools  map[string]*toolAccess
-	routes []tool.Route // distinct routes of all tools, by id
-	logger *slog.Logger
+	a        Authorizer
+	tools    map[string]*toolAccess
+	routes   []tool.Route // distinct routes of all tools, by id
+	logger   *slog.Logger
+	toolsets func(context.Context, Caller) ([]string, bool) // Options.Toolsets
 }
 
 type toolAccess struct {
 	local  bool
 	ids    []int32      // into guard.routes
 	routes []tool.Route // the same routes
+	tags   []string     // sorted
 }
 
 func (g *guard) log() *slog.Logger {
@@ -138,6 +152,10 @@ func (g *guard) list(ctx context.Context, next mcp.MethodHandler, method string,
 		g.log().ErrorContext(ctx, "authz: tools/list without a caller in the context: the server must put one there (authz.WithCaller); refused")
 		return nil, errNotAuthenticated()
 	}
+	sets, err := g.toolsetsOf(ctx, caller, req)
+	if err != nil {
+		return nil, err
+	}
 	// The SDK's nextCursor names the last tool of its (unfiltered) page.
 	// When that tool is hidden, the cursor would tell its name: the page
 	// then ends at its last visible tool instead, and a page with none is
@@ -148,7 +166,7 @@ func (g *guard) list(ctx context.Context, next mcp.MethodHandler, method string,
 		if err != nil {
 			return nil, err
 		}
-		out, err := g.filterPage(ctx, caller, res)
+		out, err := g.filterPage(ctx, caller, &sets, res)
 		if err != nil || out.NextCursor == "" {
 			return out, err
 		}
@@ -178,7 +196,7 @@ func (g *guard) list(ctx context.Context, next mcp.MethodHandler, method string,
 
 // filterPage returns the page res (a tools/list result) with only the
 // tools caller may see.
-func (g *guard) filterPage(ctx context.Context, caller Caller, res mcp.Result) (*mcp.ListToolsResult, error) {
+func (g *guard) filterPage(ctx context.Context, caller Caller, sets *toolsets, res mcp.Result) (*mcp.ListToolsResult, error) {
 	lr, ok := res.(*mcp.ListToolsResult)
 	if !ok || lr == nil {
 		g.log().ErrorContext(ctx, "authz: tools/list returned an unexpected result; refused", slog.String("type", fmt.Sprintf("%T", res)))
@@ -190,7 +208,7 @@ func (g *guard) filterPage(ctx context.Context, caller Caller, res mcp.Result) (
 	var pos []int32 // route id → 1 + index into ask; 0: not asked
 	for _, t := range lr.Tools {
 		ta := g.tools[t.Name]
-		if ta == nil || ta.local {
+		if ta == nil || ta.local || sets.hides(ta.tags) {
 			continue
 		}
 		if pos == nil {
@@ -222,7 +240,7 @@ func (g *guard) filterPage(ctx context.Context, caller Caller, res mcp.Result) (
 	tools := make([]*mcp.Tool, 0, len(lr.Tools))
 	for _, t := range lr.Tools {
 		ta := g.tools[t.Name]
-		if ta == nil {
+		if ta == nil || sets.hides(ta.tags) {
 			continue
 		}
 		visible := ta.local
@@ -272,22 +290,33 @@ func (g *guard) call(ctx context.Context, next mcp.MethodHandler, method string,
 		g.log().ErrorContext(ctx, "authz: tools/call without a caller in the context: the server must put one there (authz.WithCaller); refused", slog.String("tool", truncate.String(name)))
 		return nil, errUnknownTool(name, g.tools[name] != nil)
 	}
+	sets, err := g.toolsetsOf(ctx, caller, req)
+	if err != nil {
+		return nil, err
+	}
 	ta := g.tools[name]
+	exists := ta != nil
+	if exists && sets.hides(ta.tags) {
+		// Hidden by a toolset: answered as a name the server does not
+		// have is, below.
+		g.log().InfoContext(ctx, "authz: tools/call refused: the tool is in none of the caller's toolsets", slog.String("tool", name), slog.Any("caller", caller))
+		ta = nil
+	}
 	if ta != nil && ta.local {
 		return next(ctx, method, req)
 	}
 	if ta == nil {
 		if len(g.routes) == 0 {
-			return nil, errUnknownTool(name, false) // no tool is hidden from anyone
+			return nil, errUnknownTool(name, exists) // no tool is hidden from anyone by its routes
 		}
 		// Answer like a hidden tool: ask the authorizer, once, about a
 		// route of the server's, so that an outage answers alike and an
 		// unknown name costs a round trip too; the decision is ignored.
 		_, err := g.visible(ctx, caller, g.routes[:1])
 		if err == nil || errors.As(err, new(*UnauthenticatedError)) {
-			return nil, errUnknownTool(name, false)
+			return nil, errUnknownTool(name, exists)
 		}
-		return g.outage(ctx, name, false, caller, err), nil
+		return g.outage(ctx, name, exists, caller, err), nil
 	}
 	visible, err := g.visible(ctx, caller, ta.routes)
 	if err == nil {

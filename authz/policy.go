@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/toolroute/toolroute/internal/core/jsonpos"
+	"github.com/toolroute/toolroute/internal/core/lifecycle"
 
 	"github.com/toolroute/toolroute/tool"
 )
@@ -23,9 +24,14 @@ import (
 //	{"role": "viewer", "accessPolicies": [
 //	  {"path": "^/catalog/api/v1/items(/[^/]+)?$", "methods": ["GET"], "effect": "allow"}
 //	]}
+//
+// Toolsets, toolroute's own addition to that shape, limits the role to
+// the tools of those tags (see [Policy.Toolsets]); a role without them
+// is not limited.
 type RolePolicy struct {
 	Role           string         `json:"role"`
 	AccessPolicies []AccessPolicy `json:"accessPolicies"`
+	Toolsets       []string       `json:"toolsets,omitempty"`
 }
 
 // AccessPolicy allows or denies the routes whose method is one of Methods
@@ -76,6 +82,7 @@ type Policy struct {
 
 type rolePolicy struct {
 	byMethod [len(httpMethods)]*matcher
+	toolsets []string // sorted, distinct; nil: not limited
 }
 
 // httpMethods are the methods an access policy may name (those of
@@ -265,6 +272,17 @@ func NewPolicy(roles []RolePolicy) (*Policy, error) {
 		}
 		role := &rolePolicy{}
 		p.roles[rp.Role] = role
+		if rp.Toolsets != nil {
+			if len(rp.Toolsets) == 0 {
+				errs = append(errs, fmt.Errorf("%s: toolsets is empty: name at least one tag, or leave toolsets out for a role that is not limited", where))
+			}
+			for _, tag := range rp.Toolsets {
+				if !lifecycle.ValidTag(tag) {
+					errs = append(errs, fmt.Errorf("%s: toolsets: %q is not a tag (1 to 64 of a-z 0-9 _ . -, starting with a letter or digit)", where, tag))
+				}
+			}
+			role.toolsets = slices.Compact(slices.Sorted(slices.Values(rp.Toolsets)))
+		}
 		for j, ap := range rp.AccessPolicies {
 			r, idx, tmpls, err := compileRule(ap, paths)
 			if err != nil {

@@ -4,11 +4,12 @@
 // made from "always" answers ([AnswerStore], a permission.AnswerStore),
 // a per-caller rate limit ([Limiter], a ratelimit.Limiter, GCRA by
 // github.com/go-redis/redis_rate), the DPoP proofs accepted
-// ([ReplayCache], an authz/oauth ReplayCache), and a 2025 client's stateless
+// ([ReplayCache], an authz/oauth ReplayCache), a 2025 client's stateless
 // notifications/cancelled carried to the replica running the call
-// ([Cancellations], a server.Cancellations, on pub/sub), and small
+// ([Cancellations], a server.Cancellations, on pub/sub), small
 // messages from one replica to all the others ([Broadcast], on pub/sub:
-// the kit's announcement of a policy reload).
+// the kit's announcement of a policy reload), and the cached results of
+// read-only tools ([ResultStore], a resultcache.Store).
 //
 //	rdb := redis.NewClient(opts)                   // or redis.ParseURL
 //	redisstore.SetLogger(logger, rdb)              // go-redis's own lines, once per state change

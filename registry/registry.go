@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/internal/core/call"
+	"github.com/toolroute/toolroute/internal/core/lifecycle"
 	"github.com/toolroute/toolroute/internal/core/rules"
 	"github.com/toolroute/toolroute/tool"
 )
@@ -76,10 +77,15 @@ func (r *Registry[C]) register(t tool.Tool[C], site site) error {
 	}
 	t.Description = dedent(t.Description)
 	t.VisibilityRoutes = slices.Clone(t.VisibilityRoutes)
+	t.Deprecated, t.Tags, t.Icons = ownLifecycle(t.Deprecated, t.Tags, t.Icons)
+	if t.Cache != nil {
+		c := *t.Cache
+		t.Cache = &c
+	}
 	e := &entry[C]{
 		tool: t,
 		site: site,
-		call: &tool.Call{Tool: t.Name, ServiceKey: t.ServiceKey, Routes: t.VisibilityRoutes, Local: t.Local, InputSchema: t.Handler.InputSchema(), Task: t.Task, TaskAfter: taskAfter(t)},
+		call: &tool.Call{Tool: t.Name, ServiceKey: t.ServiceKey, Routes: t.VisibilityRoutes, Local: t.Local, InputSchema: t.Handler.InputSchema(), Task: t.Task, TaskAfter: taskAfter(t), Deprecated: t.Deprecated, Tags: t.Tags, Cache: t.Cache},
 		ann:  t.Behaviour.Annotations(t.Title, t.Idempotent, t.OpenWorld),
 	}
 	r.entries[t.Name] = e
@@ -117,6 +123,8 @@ func (r *Registry[C]) check(t tool.Tool[C], site site) error {
 	}
 	rules.Check(&d, func(p rules.Problem) { fail(p.Text) })
 	checkTask(t.Task, t.TaskAfter, fail)
+	lifecycle.Check(t.Name, t.Deprecated, t.Version, t.Tags, t.Icons, fail)
+	lifecycle.CheckCache(t.Cache, t.Behaviour, fail)
 	return errors.Join(errs...)
 }
 
@@ -210,8 +218,7 @@ func (r *Registry[C]) All() []tool.Tool[C] {
 	defer r.mu.RUnlock()
 	out := make([]tool.Tool[C], len(r.sorted))
 	for i, e := range r.sorted {
-		out[i] = e.tool
-		out[i].VisibilityRoutes = slices.Clone(e.tool.VisibilityRoutes)
+		out[i] = e.copyTool()
 	}
 	return out
 }
@@ -225,9 +232,42 @@ func (r *Registry[C]) Lookup(name string) (tool.Tool[C], bool) {
 	if !ok {
 		return tool.Tool[C]{}, false
 	}
+	return e.copyTool(), true
+}
+
+// copyTool returns e's tool with copies of its slices and deprecation.
+func (e *entry[C]) copyTool() tool.Tool[C] {
 	t := e.tool
 	t.VisibilityRoutes = slices.Clone(t.VisibilityRoutes)
-	return t, true
+	t.Deprecated, t.Tags, t.Icons = ownLifecycle(t.Deprecated, t.Tags, t.Icons)
+	if t.Cache != nil {
+		c := *t.Cache
+		t.Cache = &c
+	}
+	return t
+}
+
+// ownLifecycle returns copies of a declaration's lifecycle values, the
+// tags sorted and the sunset reduced to its day (see
+// [tool.Deprecation.Sunset]).
+func ownLifecycle(d *tool.Deprecation, tags []string, icons []mcp.Icon) (*tool.Deprecation, []string, []mcp.Icon) {
+	if d != nil {
+		c := *d
+		c.Reason = strings.TrimSpace(c.Reason)
+		c.Sunset = lifecycle.SunsetDay(c.Sunset)
+		d = &c
+	}
+	tags = slices.Clone(tags)
+	slices.Sort(tags)
+	if icons != nil {
+		c := make([]mcp.Icon, len(icons))
+		for i, ic := range icons {
+			c[i] = ic
+			c[i].Sizes = slices.Clone(ic.Sizes)
+		}
+		icons = c
+	}
+	return d, tags, icons
 }
 
 // AnnotationsFor returns the MCP annotations derived for the tool named
@@ -297,7 +337,18 @@ func (r *Registry[C]) ServiceKeys() []string {
 //
 // A registry may be installed on several servers. Register panics after
 // the first Install.
+//
+// Install panics if a tool is deprecated in favour of a tool the
+// registry does not have.
 func (r *Registry[C]) Install(s *mcp.Server, deps C) {
+	r.mu.RLock()
+	for _, e := range r.sorted {
+		if d := e.tool.Deprecated; d != nil && d.Successor != "" && r.entries[d.Successor] == nil {
+			r.mu.RUnlock()
+			panic(fmt.Sprintf("registry: tool %q (registered at %s): Deprecated.Successor %q is no tool of the registry", e.tool.Name, e.site, d.Successor))
+		}
+	}
+	r.mu.RUnlock()
 	s.AddReceivingMiddleware(callMiddleware(r.add(s, deps)))
 }
 
@@ -305,8 +356,19 @@ func (r *Registry[C]) Install(s *mcp.Server, deps C) {
 // nothing else: for a server whose own middleware begins each call (see
 // [Registry.Install]), as server.New's does. Each tool's MCP definition
 // is built here, centrally: name, title, dedented description,
-// annotations derived from its behaviour, and both schemas reflected from
-// its handler's types ([tool.Handler.AddTo]).
+// annotations derived from its behaviour, both schemas reflected from
+// its handler's types ([tool.Handler.AddTo]), its icons, and its
+// lifecycle: a deprecated tool's description begins with one fixed
+// paragraph,
+//
+//	DEPRECATED: REASON. Use SUCCESSOR instead. Sunset: YYYY-MM-DD.
+//
+// (each of the last two sentences only when declared), and its _meta
+// holds "io.github.toolroute/lifecycle": {"version", "tags",
+// "deprecated": {"reason", "successor", "sunset"}}, each only when
+// declared. server.New leaves the successor out for a caller who
+// cannot see it, and refuses a successor that is not one of its tools;
+// Install refuses one that is not one of the registry's.
 //
 // Register panics after the first AddTools.
 func (r *Registry[C]) AddTools(s *mcp.Server, deps C) { r.add(s, deps) }
@@ -321,12 +383,14 @@ func (r *Registry[C]) add(s *mcp.Server, deps C) map[string]*call.Tool[tool.Call
 	tools := make(map[string]*call.Tool[tool.Call], len(entries))
 	for _, e := range entries {
 		tools[e.tool.Name] = &call.Tool[tool.Call]{Info: e.call}
+		_, _, icons := ownLifecycle(nil, nil, e.tool.Icons)
 		t := &mcp.Tool{
+			Meta:        joinMeta(lifecycle.Meta(e.tool.Version, e.tool.Tags, e.tool.Deprecated, true), taskMeta(e.call)),
 			Name:        e.tool.Name,
 			Title:       e.tool.Title,
-			Description: e.tool.Description,
+			Description: lifecycle.Describe(e.tool.Description, e.tool.Deprecated, true),
 			Annotations: e.annotations(),
-			Meta:        taskMeta(e.call),
+			Icons:       icons,
 		}
 		e.tool.Handler.AddTo(s, t, deps)
 	}

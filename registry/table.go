@@ -16,13 +16,18 @@ type RouteTable struct {
 
 // RouteTableEntry is one tool's row of a [RouteTable]: its name,
 // behaviour, service key (omitted for a local tool), whether it is local,
-// and its declared routes (an empty list, never null, for a local tool).
+// and its declared routes (an empty list, never null, for a local tool);
+// then its lifecycle, each omitted when not declared: version, tags
+// (sorted) and deprecation (its sunset the start of its day in UTC).
 type RouteTableEntry struct {
 	Name       string              `json:"name"`
 	Behaviour  behaviour.Behaviour `json:"behaviour"`
 	ServiceKey string              `json:"serviceKey,omitempty"`
 	Local      bool                `json:"local"`
 	Routes     []tool.Route        `json:"routes"`
+	Version    string              `json:"version,omitempty"`
+	Tags       []string            `json:"tags,omitempty"`
+	Deprecated *tool.Deprecation   `json:"deprecated,omitempty"`
 }
 
 // Table returns the registry's route table, tools sorted by name. Local
@@ -36,12 +41,16 @@ func (r *Registry[C]) Table() RouteTable {
 		if routes == nil {
 			routes = []tool.Route{}
 		}
+		d, tags, _ := ownLifecycle(e.tool.Deprecated, e.tool.Tags, nil)
 		t.Tools[i] = RouteTableEntry{
 			Name:       e.tool.Name,
 			Behaviour:  e.tool.Behaviour,
 			ServiceKey: e.tool.ServiceKey,
 			Local:      e.tool.Local,
 			Routes:     routes,
+			Version:    e.tool.Version,
+			Tags:       tags,
+			Deprecated: d,
 		}
 	}
 	return t

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -15,7 +16,7 @@ const defaultTaskAfter = time.Second
 // or {"mode": "always"}. It is informative: the extension lets the server
 // decide per request, and a client that declares it must handle a task
 // from any tool.
-const taskMetaKey = "toolroute/task"
+const taskMetaKey = "io.github.toolroute/task"
 
 // checkTask applies the rules of a tool's task setting.
 func checkTask(m tool.TaskMode, after time.Duration, fail func(string)) {
@@ -49,4 +50,19 @@ func taskMeta(c *tool.Call) map[string]any {
 		return map[string]any{taskMetaKey: map[string]any{"mode": c.Task.String()}}
 	}
 	return nil
+}
+
+// joinMeta is a definition's _meta with the entries of each of ms (their
+// keys never collide: each is a derivation's own); nil when all are.
+func joinMeta(ms ...mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for _, m := range ms {
+		for k, v := range m {
+			if out == nil {
+				out = mcp.Meta{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -102,7 +102,7 @@ func TestTaskDerived(t *testing.T) {
 	}
 	meta := map[string]any{}
 	for _, tl := range res.Tools {
-		meta[tl.Name] = tl.Meta["toolroute/task"]
+		meta[tl.Name] = tl.Meta["io.github.toolroute/task"]
 	}
 	wantMeta := map[string]any{
 		"always_tool": map[string]any{"mode": "always"},
@@ -110,6 +110,6 @@ func TestTaskDerived(t *testing.T) {
 		"plain_tool":  nil,
 	}
 	if d := cmp.Diff(wantMeta, meta); d != "" {
-		t.Errorf("definitions' %s (-want +got):\n%s", "toolroute/task", d)
+		t.Errorf("definitions' %s (-want +got):\n%s", "io.github.toolroute/task", d)
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -53,6 +54,15 @@ type Options struct {
 	// nothing listens: a 2026 client's listen stream for tools ends at
 	// once, as go-sdk acknowledges no tools subscription.
 	ListChanged bool
+	// Toolsets, if set, limits callers to the tools of some tags
+	// (tool.Tool.Tags): a second visibility filter, after Authorizer's,
+	// that can only hide. It returns a caller's tags and true, or false
+	// for a caller it does not limit; authz.Policy.Toolsets reads the
+	// role policy's "toolsets" (wrap it: the context is the request's,
+	// for a policy swapped at run time). A client may narrow what it sees further,
+	// by request (see authz.Middleware). A tool hidden by it
+	// answers like an unknown one.
+	Toolsets func(context.Context, authz.Caller) (tags []string, limited bool)
 
 	// CallTimeout bounds every tools/call: the handler's context ends
 	// after it. 0 selects 30 seconds; a negative value disables the

@@ -105,6 +105,9 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkSuccessors(tools); err != nil {
+		return nil, err
+	}
 	if err := checkInstructions(&opts, tools); err != nil {
 		return nil, err
 	}
@@ -139,6 +142,9 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	c := &chain{opts: opts, log: opts.logger(), timeout: opts.callTimeout(), interval: opts.progressInterval(), known: make(map[string]*call.Tool[tool.Call], len(tools)), lists: listcache.New(toolNames(tools))}
 	for _, t := range tools {
 		c.known[t.Tool] = &call.Tool[tool.Call]{Info: t}
+		if t.Deprecated != nil && t.Deprecated.Successor != "" {
+			c.successors = true
+		}
 	}
 	mw := []mcp.Middleware{c.middleware}
 	var lists *listeners
@@ -147,7 +153,7 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 		mw = append(mw, lists.receiving)
 		s.AddSendingMiddleware(lists.sending)
 	}
-	mw = append(mw, authz.Middleware(opts.Authorizer, tools, authz.Options{Logger: c.log}))
+	mw = append(mw, authz.Middleware(opts.Authorizer, tools, authz.Options{Logger: c.log, Toolsets: opts.Toolsets}))
 	if dec := newArgDecoder(tools); len(dec) > 0 {
 		mw = append(mw, dec.middleware)
 	}
@@ -226,6 +232,9 @@ type chain struct {
 	interval time.Duration                    // liveness reports; 0: none
 	known    map[string]*call.Tool[tool.Call] // by name: what every call of the tool shares
 	lists    *listcache.Cache                 // tools/list pages from definitions encoded once
+	// successors: a tool is deprecated in favour of another (see
+	// hideSuccessors).
+	successors bool
 }
 
 // tokenCaller is where [HTTPHandler]'s verifier leaves the caller, in
@@ -271,6 +280,10 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		defer c.recoverPanic(ctx, method, nil, caller, time.Time{}, &res, &err)
 		res, err = served(ctx, method, req)
 		if method == "tools/list" && err == nil {
+			if c.successors {
+				// After every filter that hides tools.
+				res = c.hideSuccessors(res)
+			}
 			// Last, so that every layer sees an *mcp.ListToolsResult.
 			res = c.lists.Wrap(res)
 		}
@@ -403,9 +416,19 @@ func (c *chain) call(ctx context.Context, t transport, method string, req *mcp.C
 	if (o == outcome.Panic || o == outcome.Error && isInternal(cause)) && c.opts.OnError != nil {
 		c.opts.OnError(cause)
 	}
+	if tc := c.known[name]; tc != nil && tc.Info.Deprecated != nil {
+		if r := outcome.From(ctx); r != nil {
+			r.SetDeprecated()
+		}
+		ctx = context.WithValue(ctx, deprecatedKey{}, true)
+	}
 	c.logCall(ctx, name, caller, o, time.Since(start), cause)
 	return res, err
 }
+
+// deprecatedKey marks the context of a deprecated tool's call for its
+// log record.
+type deprecatedKey struct{}
 
 // logCall writes a call's one log record, and leaves its outcome for the
 // observers (telemetry) where they read it: the one classification of
@@ -431,6 +454,9 @@ func (c *chain) logCall(ctx context.Context, name string, caller authz.Caller, o
 		slog.String("subject", caller.Subject),
 		slog.String("outcome", o.String()),
 		slog.Duration("duration", d),
+	}
+	if ctx.Value(deprecatedKey{}) != nil {
+		attrs = append(attrs, slog.Bool("deprecated", true))
 	}
 	if cause != nil {
 		attrs = append(attrs, slog.String("error", truncate.Quoted(cause.Error())))

@@ -30,6 +30,10 @@ type access struct {
 	verifier   server.TokenVerifier
 	// policy is the role policy, swapped by a reload; nil with a proxy.
 	policy *reload.Authorizer
+	// toolsets limits callers to their roles' toolsets (the policy's
+	// "toolsets", of the request's generation); nil with a proxy, which
+	// knows no toolsets.
+	toolsets func(context.Context, authz.Caller) ([]string, bool)
 	// tokens are the static tokens' verifier, swapped by a reload; nil
 	// when callers are identified otherwise.
 	tokens *tokenSet
@@ -165,6 +169,15 @@ func loadAccess(c Command, cfg Config, table registry.RouteTable, obs *observabi
 		// a policy decides in process, faster than a cache would.
 		a.policy = reload.New(files.policy)
 		a.authorizer = obs.authorizer(a.policy, telemetry.SourcePolicy)
+		a.toolsets = func(ctx context.Context, c authz.Caller) ([]string, bool) {
+			// The toolsets of the policy the request decides under: the
+			// one it was pinned to, as for its decisions.
+			p, ok := a.policy.At(ctx).(*authz.Policy)
+			if !ok {
+				return nil, true // fail closed: no tool passes
+			}
+			return p.Toolsets(c)
+		}
 	}
 
 	switch {

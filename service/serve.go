@@ -20,6 +20,7 @@ import (
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/registry"
+	"github.com/toolroute/toolroute/resultcache"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/tasks"
 	"github.com/toolroute/toolroute/tool"
@@ -34,11 +35,12 @@ type kit struct {
 	logger    *slog.Logger
 	obs       *observability // nil: telemetry off
 	acc       *access
-	sh        *shared           // nil: nothing shared
-	upstreams map[string]string // origin by service key; "" = embedded
-	up        Upstreams         // once built
-	rl        *reloader         // nil: nothing to reload
-	status    string            // the reload status's URL, or ""
+	sh        *shared            // nil: nothing shared
+	upstreams map[string]string  // origin by service key; "" = embedded
+	up        Upstreams          // once built
+	rl        *reloader          // nil: nothing to reload
+	status    string             // the reload status's URL, or ""
+	results   *resultcache.Cache // the read-only tools' results (tool.Tool.Cache)
 	// dry builds the graph for check: no embedded upstream listens.
 	dry bool
 }
@@ -71,6 +73,10 @@ func (c Command) prepare(ctx context.Context, cfg Config, stderr io.Writer, logg
 		return nil, err
 	}
 	if err = k.acc.oauth.startDPoP(k.sh.replayCache(), logger); err != nil {
+		k.close()
+		return nil, err
+	}
+	if k.results, err = resultcache.New(resultcache.Options{Store: k.sh.resultStore(), MeterProvider: k.obs.meterProvider(), Logger: logger}); err != nil {
 		k.close()
 		return nil, err
 	}
@@ -165,6 +171,7 @@ func (k *kit) options() []fx.Option {
 		Title:        k.cmd.Title,
 		Logger:       k.logger,
 		Authorizer:   k.acc.authorizer,
+		Toolsets:     k.acc.toolsets,
 		Instructions: k.cmd.Instructions,
 		// In-flight calls get this long after the listener closes.
 		ShutdownTimeout: cfg.ShutdownTimeout,
@@ -184,6 +191,9 @@ func (k *kit) options() []fx.Option {
 	if cfg.RateLimit > 0 {
 		opts.Middleware = append(opts.Middleware, ratelimit.Middleware(k.sh.limiter(cfg.RateLimit), ratelimit.Options{Logger: k.logger}))
 	}
+	// After the rate limit: a call over it is refused, cached or not. A
+	// tool without Cache passes at the cost of a context lookup.
+	opts.Middleware = append(opts.Middleware, k.results.Middleware())
 	options := []fx.Option{
 		fx.WithLogger(func() fxevent.Logger {
 			// fx's events only at debug level, its errors too: each one

@@ -72,10 +72,25 @@ func TestServeFromGo(t *testing.T) {
 		TokensFile: "testdata/things/tokens.json",
 		Upstreams:  map[string]string{"things": api.URL},
 	}
+	url := serveConfig(t, pingCommand(), cfg)
+	cs := servertest.ConnectHTTP(t, url, "viewer-token", servertest.Options{})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ping"})
+	if err != nil || res.IsError {
+		t.Fatalf("ping = %+v, %v", res, err)
+	}
+	if got := auth(); len(got) != 1 || got[0] != "Bearer viewer-token" {
+		t.Errorf("the upstream saw Authorization %q", got)
+	}
+}
+
+// serveConfig serves cmd with cfg until the test ends, and returns the
+// URL of its MCP endpoint.
+func serveConfig(t *testing.T, cmd service.Command, cfg service.Config) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr syncbuf.Buffer
 	done := make(chan error, 1)
-	go func() { done <- pingCommand().Serve(ctx, cfg, strings.NewReader(""), &stderr, &stderr) }()
+	go func() { done <- cmd.Serve(ctx, cfg, strings.NewReader(""), &stderr, &stderr) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := await.Recv(t, done, "Serve's return"); err != nil {
@@ -98,14 +113,7 @@ func TestServeFromGo(t *testing.T) {
 	if url == "" {
 		t.Fatalf("no announcement:\n%s", &stderr)
 	}
-	cs := servertest.ConnectHTTP(t, url, "viewer-token", servertest.Options{})
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ping"})
-	if err != nil || res.IsError {
-		t.Fatalf("ping = %+v, %v", res, err)
-	}
-	if got := auth(); len(got) != 1 || got[0] != "Bearer viewer-token" {
-		t.Errorf("the upstream saw Authorization %q", got)
-	}
+	return url
 }
 
 // TestServeFromGoChecks: a Config built in Go is refused as the command

@@ -19,6 +19,7 @@ import (
 	"github.com/toolroute/toolroute/authz/permission"
 	"github.com/toolroute/toolroute/ratelimit"
 	"github.com/toolroute/toolroute/redisstore"
+	"github.com/toolroute/toolroute/resultcache"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/tasks"
 )
@@ -160,6 +161,16 @@ func (s *shared) limiter(n int) ratelimit.Limiter {
 		return redisstore.NewLimiter(s.rdb, ratelimit.PerSecond(n), s.opts)
 	}
 	return ratelimit.NewLimiter(ratelimit.PerSecond(n))
+}
+
+// resultStore keeps the cached results of read-only tools: on Redis
+// when s is not nil (every replica shares them), else nil (the cache's
+// own, in this process).
+func (s *shared) resultStore() resultcache.Store {
+	if s == nil {
+		return nil
+	}
+	return redisstore.NewResultStore(s.rdb, s.opts)
 }
 
 // subjectKey is the key of the subjects proxyToken derives from bearer

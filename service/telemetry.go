@@ -135,6 +135,15 @@ func (o *observability) auditFailed(name string, logger *slog.Logger) func(error
 	}
 }
 
+// meterProvider makes the instruments of the kit's own parts (the result
+// cache's): a no-op one when telemetry is off.
+func (o *observability) meterProvider() metric.MeterProvider {
+	if o == nil {
+		return noop.NewMeterProvider()
+	}
+	return o.providers.MeterProvider
+}
+
 // observers are the server's observers (server.Options.Observers):
 // telemetry's middleware, none when it is off.
 func (o *observability) observers() []mcp.Middleware {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/internal/core/call"
@@ -57,6 +58,28 @@ type Tool[C any] struct {
 	// TaskAfter is how long a call of a TaskAllowed tool runs before it
 	// becomes a task. 0 selects one second; it must be 0 for other modes.
 	TaskAfter time.Duration
+	// The tool's lifecycle and presentation (see [Deprecation]; all
+	// optional). The registry derives what clients see from them: the
+	// deprecation notice in the description and _meta, the version and
+	// tags in _meta, the icons in the definition; the route table
+	// carries the first three.
+
+	// Deprecated, if set, marks the tool deprecated.
+	Deprecated *Deprecation
+	// Version is the tool's own version ("2", "1.4.0"): at most 64
+	// characters, none of them space or control.
+	Version string
+	// Tags put the tool in toolsets: a role or a client limited to some
+	// tags sees only the tools that carry one of them (a filter that
+	// can only hide). Each is 1 to 64 of a-z 0-9 _ . -, starting with a
+	// letter or digit; no duplicates.
+	Tags []string
+	// Icons are shown by clients that show icons; each needs a Source.
+	Icons []mcp.Icon
+
+	// Cache, if set, opts a ReadOnly tool into result caching (see
+	// [ResultCache]); the registry refuses it on any other tool.
+	Cache *ResultCache
 }
 
 // Call describes a registered tool as the rest of toolroute sees it: the
@@ -82,6 +105,15 @@ type Call struct {
 	// with its default applied: when a call of it may become a task.
 	Task      TaskMode
 	TaskAfter time.Duration
+	// Deprecated is the tool's deprecation, nil if it is not deprecated.
+	// It is shared: do not modify it.
+	Deprecated *Deprecation
+	// Tags are the tool's toolset tags, sorted. They are shared: do not
+	// modify them.
+	Tags []string
+	// Cache is the tool's result caching, nil for none. It is shared: do
+	// not modify it.
+	Cache *ResultCache
 }
 
 // CallFromContext returns the tool call ctx belongs to, or nil outside a

@@ -361,3 +361,19 @@ func bindError(p *plan, err error) error {
 	}
 	return fmt.Errorf("upstream %s: %w", p.route, err)
 }
+
+// Unavailable reports whether err, a call's error, says that an upstream
+// could not be reached or failed: a request that could not be sent or
+// answered ("upstream unavailable"), an invalid 2xx answer, or an answer
+// of status 500 or more ([*Error]). An authorization refusal, a bad
+// argument, a 4xx answer and a cancelled call are not. resultcache
+// serves an expired result on such errors only, for tools that opt into
+// it.
+func Unavailable(err error) bool {
+	var ue *unavailableError
+	if errors.As(err, &ue) {
+		return true
+	}
+	var ae *Error
+	return errors.As(err, &ae) && ae.Status >= 500
+}

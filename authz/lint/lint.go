@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -41,19 +42,24 @@ const (
 	// DeadDeny is a deny rule that denies nothing: no allow rule of its
 	// role matches a path it matches, for a method they share.
 	DeadDeny
+	// UnknownToolset is a tag of a role's toolsets that no tool carries:
+	// it shows nothing (a misspelt tag hides every tool it meant).
+	UnknownToolset
 )
 
 var kindNames = [...]string{
-	Invalid:       "invalid",
-	UnknownMethod: "unknown-method",
-	NoTools:       "no-tools",
-	ValuesOnly:    "values-only",
-	TemplateOnly:  "template-only",
-	DeadDeny:      "dead-deny",
+	Invalid:        "invalid",
+	UnknownMethod:  "unknown-method",
+	NoTools:        "no-tools",
+	ValuesOnly:     "values-only",
+	TemplateOnly:   "template-only",
+	DeadDeny:       "dead-deny",
+	UnknownToolset: "unknown-toolset",
 }
 
 // String returns the kind's name: "invalid", "unknown-method",
-// "no-tools", "values-only", "template-only" or "dead-deny".
+// "no-tools", "values-only", "template-only", "dead-deny" or
+// "unknown-toolset".
 func (k Kind) String() string {
 	if k > 0 && int(k) < len(kindNames) {
 		return kindNames[k]
@@ -110,10 +116,34 @@ func Policy(table registry.RouteTable, roles []authz.RolePolicy) []Finding {
 	}
 	var out []Finding
 	first := map[string]int{}
+	tags := map[string]bool{}
+	for _, e := range table.Tools {
+		for _, tag := range e.Tags {
+			tags[tag] = true
+		}
+	}
 	for i, rp := range roles {
 		out = append(out, l.role(i, rp, first)...)
+		for _, tag := range rp.Toolsets {
+			if !tags[tag] {
+				out = append(out, Finding{Kind: UnknownToolset, Role: rp.Role, Rule: -1, Message: fmt.Sprintf(
+					"role %q: toolsets: no tool carries the tag %q, so it shows no tool; the tools' tags are %s", rp.Role, tag, tagList(tags))})
+			}
+		}
 	}
 	return out
+}
+
+// tagList names the tags, sorted and bounded, or says there are none.
+func tagList(tags map[string]bool) string {
+	if len(tags) == 0 {
+		return "none (tool.Tool.Tags)"
+	}
+	list := slices.Sorted(maps.Keys(tags))
+	if n := len(list) - maxListed; n > 0 {
+		list = append(list[:maxListed], fmt.Sprintf("and %d more", n))
+	}
+	return strings.Join(list, ", ")
 }
 
 // route is a distinct route of the table, with the tools that declare it.

@@ -359,3 +359,26 @@ func TestFindingText(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownToolset: a role's toolset tag that no tool carries is a
+// finding naming the role, the tag and the tags there are; known tags
+// and roles without toolsets are not.
+func TestUnknownToolset(t *testing.T) {
+	reg := registry.New[struct{}]()
+	for _, tags := range [][]string{{"reads"}, {"reads", "writes"}, nil} {
+		reg.Register(tool.Tool[struct{}]{Name: "local_" + strings.Join(tags, "_"), Description: "d", Local: true,
+			Behaviour: behaviour.ReadOnly, Tags: tags, Handler: tool.Handle(handle)})
+	}
+	fs := lint.Policy(reg.Table(), decode(t, `[
+		{"role": "ok", "toolsets": ["reads", "writes"], "accessPolicies": []},
+		{"role": "typo", "toolsets": ["reads", "raeds"], "accessPolicies": []},
+		{"role": "free", "accessPolicies": []}]`))
+	var got []lint.Finding
+	for _, f := range fs {
+		if f.Kind == lint.UnknownToolset {
+			got = append(got, f)
+		}
+	}
+	check(t, got, []want{{lint.UnknownToolset, "typo", -1, []string{
+		`role "typo": toolsets: no tool carries the tag "raeds", so it shows no tool; the tools' tags are reads, writes`}}})
+}

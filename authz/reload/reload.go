@@ -99,6 +99,11 @@ func (r *Authorizer) at(ctx context.Context) *generation {
 // decisions by it.
 func (r *Authorizer) Generation(ctx context.Context) uint64 { return r.at(ctx).n }
 
+// At returns the authorizer of the generation of ctx (see
+// [Authorizer.Generation]): what a request pinned before a swap reads
+// besides its decisions, such as the policy's toolsets.
+func (r *Authorizer) At(ctx context.Context) authz.Authorizer { return r.at(ctx).a }
+
 // Allow decides with the generation of ctx (see [Authorizer.Generation]).
 func (r *Authorizer) Allow(ctx context.Context, c authz.Caller, rt tool.Route) error {
 	return r.at(ctx).a.Allow(ctx, c, rt)

@@ -32,6 +32,7 @@ func init() {
 		Behaviour:        behaviour.ReadOnly,
 		Task:             tool.TaskAllowed,
 		TaskAfter:        500 * time.Millisecond,
+		Tags:             []string{"catalog", "reads"},
 		Handler:          tool.Handle(auditCatalog),
 	})
 }

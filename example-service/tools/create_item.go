@@ -18,6 +18,7 @@ func init() {
 		ServiceKey:       catalog.ServiceKey,
 		VisibilityRoutes: []tool.Route{catalog.CreateRoute},
 		Behaviour:        behaviour.Additive,
+		Tags:             []string{"catalog", "writes"},
 		Handler:          upstream.Forward[*Deps, createItemArgs, catalog.Item](catalog.CreateRoute),
 	})
 }

@@ -24,6 +24,7 @@ func init() {
 		ServiceKey:       catalog.ServiceKey,
 		VisibilityRoutes: []tool.Route{catalog.DeleteRoute},
 		Behaviour:        behaviour.Destructive,
+		Tags:             []string{"catalog", "writes"},
 		Idempotent:       true,
 		Handler:          tool.Handle(deleteItem),
 	})

@@ -15,6 +15,7 @@ func init() {
 		ServiceKey:       catalog.ServiceKey,
 		VisibilityRoutes: []tool.Route{catalog.GetRoute},
 		Behaviour:        behaviour.ReadOnly,
+		Tags:             []string{"catalog", "reads"},
 		Handler:          upstream.Forward[*Deps, getItemArgs, catalog.Item](catalog.GetRoute),
 	})
 }

@@ -17,6 +17,7 @@ func init() {
 		ServiceKey:       catalog.ServiceKey,
 		VisibilityRoutes: []tool.Route{catalog.ListRoute},
 		Behaviour:        behaviour.ReadOnly,
+		Tags:             []string{"catalog", "reads"},
 		Handler:          upstream.Forward[*Deps, listItemsArgs, itemList](catalog.ListRoute),
 	})
 }

@@ -17,6 +17,7 @@ func init() {
 		ServiceKey:       catalog.ServiceKey,
 		VisibilityRoutes: []tool.Route{catalog.UpdateRoute},
 		Behaviour:        behaviour.Destructive,
+		Tags:             []string{"catalog", "writes"},
 		Idempotent:       true,
 		Handler:          upstream.Forward[*Deps, updateItemArgs, catalog.Item](catalog.UpdateRoute),
 	})

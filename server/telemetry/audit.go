@@ -72,6 +72,9 @@ type Record struct {
 	// Upstream are the upstream requests the call sent or had refused,
 	// in order.
 	Upstream []UpstreamRequest `json:"upstream,omitempty"`
+	// Deprecated is true for a call of a deprecated tool (tools/call
+	// under server.New, which knows the tools).
+	Deprecated bool `json:"deprecated,omitempty"`
 
 	// Visible is the number of tools the caller was shown (tools/list).
 	Visible *int `json:"visible,omitempty"`
@@ -160,9 +163,10 @@ func (t *Telemetry) newRecord(ctx context.Context, event string, st *request, at
 	return r
 }
 
-func (t *Telemetry) auditCall(ctx context.Context, st *request, call *mcp.CallToolRequest, known bool, o outcome, start time.Time, d time.Duration) {
+func (t *Telemetry) auditCall(ctx context.Context, st *request, call *mcp.CallToolRequest, known, deprecated bool, o outcome, start time.Time, d time.Duration) {
 	r := t.newRecord(ctx, EventCall, st, start)
 	r.Tool = call.Params.Name
+	r.Deprecated = deprecated
 	if !known {
 		// An unknown name's decision was about no route of its own (authz
 		// asks once for it only to answer as for a hidden tool).

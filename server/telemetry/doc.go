@@ -77,6 +77,7 @@
 //	| toolroute.upstream.request.duration | histogram, s              | toolroute.service, url.template, http.request.method, http.response.status_code, error.type | one per upstream request a tool sends or authz refuses (error.type denied, unauthenticated, outage); its count is the request count
 //	| toolroute.calls.active              | up-down counter, {call}   | none                                                                                   | tools/call requests in flight
 //	| toolroute.questions                 | counter, {question}       | toolroute.question.state (asked, answered), toolroute.question.channel (input_required, elicitation) | questions to the user, permission questions among them
+//	| toolroute.calls.deprecated          | counter, {call}           | gen_ai.tool.name                                                                       | tools/call requests of a deprecated tool (tool.Tool.Deprecated), under server.New
 //
 // error.type is, per the conventions, the JSON-RPC error code of a
 // protocol error ("-32602"; "-32010" for a call over its caller's rate

@@ -160,9 +160,10 @@ type env struct {
 }
 
 type envOptions struct {
-	cache      bool             // decorate a decision cache around the policy
-	inner      authz.Authorizer // instead of the test policy
-	middleware []mcp.Middleware // the server's Options.Middleware
+	cache      bool                            // decorate a decision cache around the policy
+	inner      authz.Authorizer                // instead of the test policy
+	middleware []mcp.Middleware                // the server's Options.Middleware
+	registry   func(*registry.Registry[*deps]) // adds tools to testRegistry's
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -188,7 +189,11 @@ func newEnv(t testing.TB, o envOptions) *env {
 		base:    e.upstream.URL,
 		confirm: permission.New(permission.Options{}),
 	}
-	e.server, err = server.New(server.Options{Authorizer: a, Observers: []mcp.Middleware{e.tel.Middleware()}, Middleware: o.middleware}, server.Install(testRegistry(), d))
+	reg := testRegistry()
+	if o.registry != nil {
+		o.registry(reg)
+	}
+	e.server, err = server.New(server.Options{Authorizer: a, Observers: []mcp.Middleware{e.tel.Middleware()}, Middleware: o.middleware}, server.Install(reg, d))
 	if err != nil {
 		t.Fatal(err)
 	}

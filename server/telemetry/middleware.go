@@ -211,6 +211,13 @@ func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, n
 	d := time.Since(start)
 	t.opDuration.Inst().Record(ctx, d.Seconds(), t.opOpts.get(k, opAttrs))
 
+	deprecated := false
+	if known {
+		if rec := srvoutcome.From(ctx); rec != nil && rec.Deprecated() {
+			deprecated = true
+			t.deprecatedCalls.Add(ctx, 1, t.toolOpts.get(toolName, toolAttrs))
+		}
+	}
 	switch {
 	case method == "initialize":
 		t.trackSession(req)
@@ -220,7 +227,7 @@ func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, n
 	if t.audit != nil {
 		switch {
 		case call != nil:
-			t.auditCall(ctx, st, call, known, o, start, d)
+			t.auditCall(ctx, st, call, known, deprecated, o, start, d)
 		case method == "tools/list":
 			t.auditList(ctx, st, res, o, start, d)
 		}
@@ -390,6 +397,10 @@ func (t *Telemetry) digest(args []byte) string {
 // opKey is the attributes of an operation's measurement.
 type opKey struct {
 	method, tool, version, errorType, rpcCode string
+}
+
+func toolAttrs(name string) []attribute.KeyValue {
+	return []attribute.KeyValue{semconv.GenAIToolName(name)}
 }
 
 func opAttrs(k opKey) []attribute.KeyValue {

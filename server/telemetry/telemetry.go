@@ -30,6 +30,7 @@ const (
 	MetricUpstreamDuration = "toolroute.upstream.request.duration"
 	MetricCallsActive      = "toolroute.calls.active"
 	MetricQuestions        = "toolroute.questions"
+	MetricDeprecatedCalls  = "toolroute.calls.deprecated"
 )
 
 // The attribute keys of toolroute's own instruments and spans.
@@ -97,10 +98,12 @@ type Telemetry struct {
 	active           metric.Int64UpDownCounter
 	questions        metric.Int64Counter
 	tasks            metric.Int64Counter
+	deprecatedCalls  metric.Int64Counter
 
 	opOpts       optCache[opKey]
 	decisionOpts optCache[[2]string] // outcome, source
 	cacheOpts    optCache[string]
+	toolOpts     optCache[string] // gen_ai.tool.name
 	upOpts       optCache[upKey]
 }
 
@@ -143,6 +146,8 @@ func New(opts Options) (*Telemetry, error) {
 	errs = append(errs, err)
 	t.tasks, err = m.Int64Counter(MetricTasks, metric.WithUnit("{change}"),
 		metric.WithDescription("Stored status changes of tasks (server/tasks), by tool and status."))
+	t.deprecatedCalls, err = m.Int64Counter(MetricDeprecatedCalls, metric.WithUnit("{call}"),
+		metric.WithDescription("tools/call requests of deprecated tools, by tool (served by server.New, which knows the tools)."))
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("telemetry: creating the instruments: %w", err)

@@ -131,9 +131,17 @@ func Of(ctx context.Context, res mcp.Result, err error) (Outcome, error) {
 // Record is a request's outcome as the server classified it, for the
 // observers that run outside the call path. The zero Record has none.
 type Record struct {
-	outcome Outcome
-	set     bool
+	outcome    Outcome
+	set        bool
+	deprecated bool
 }
+
+// SetDeprecated records that the call's tool is deprecated.
+func (r *Record) SetDeprecated() { r.deprecated = true }
+
+// Deprecated reports whether the call's tool is deprecated (as the
+// server knows it: false where no server recorded it).
+func (r *Record) Deprecated() bool { return r.deprecated }
 
 // Set records o. The server sets a call's Record once, before the call's
 // answer returns through the observers.
