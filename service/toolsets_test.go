@@ -2,7 +2,9 @@ package service_test
 
 import (
 	"context"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,11 +40,18 @@ func TestKitToolsets(t *testing.T) {
 	policy := writeFile(t, "policy.json", `[{"role": "narrow", "toolsets": ["x"], `+allow+`}, {"role": "wide", `+allow+`}]`)
 	tokens := writeFile(t, "tokens.json", `[{"token": "narrow-token", "subject": "n", "roles": ["narrow"]}, {"token": "wide-token", "subject": "w", "roles": ["wide"]}]`)
 	api, _ := thingsAPI(t)
-	url := serveConfig(t, cmd, service.Config{Addr: "127.0.0.1:0", PolicyFile: policy, TokensFile: tokens, Upstreams: map[string]string{"things": api.URL}})
+	url := serveConfig(t, cmd, service.Config{Addr: "127.0.0.1:0", PolicyFile: policy, TokensFile: tokens, ReloadInterval: 10 * time.Millisecond, Upstreams: map[string]string{"things": api.URL}})
 	for token, want := range map[string][]string{"narrow-token": {"read_x"}, "wide-token": {"read_x", "read_y"}} {
 		got := servertest.ToolNames(t, servertest.ConnectHTTP(t, url, token, servertest.Options{}))
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s sees (-want +got):\n%s", token, diff)
 		}
 	}
+	// A reload changes a role's toolsets as it changes its routes: the
+	// toolsets are read from the policy the request is pinned to.
+	replace(t, policy, `[{"role": "narrow", "toolsets": ["y"], `+allow+`}, {"role": "wide", `+allow+`}]`)
+	until(t, "narrow-token limited to toolset y", func() bool {
+		got := servertest.ToolNames(t, servertest.ConnectHTTP(t, url, "narrow-token", servertest.Options{}))
+		return slices.Equal(got, []string{"read_y"})
+	})
 }
