@@ -53,6 +53,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock. nil selects [time.Now].
 	Now func() time.Time
+	// Scope, if set, is part of every call's key: a result cached under
+	// one scope never answers a call of another. The service kit gives
+	// the digest of the role policy the request decides under, so that
+	// after a policy reload no result cached under the old policy answers
+	// (on any replica sharing the store: the digest is the file's).
+	Scope func(context.Context) string
 }
 
 const (
@@ -75,6 +81,7 @@ type Cache struct {
 	store   Store
 	log     *slog.Logger
 	now     func() time.Time
+	scope   func(context.Context) string
 	lookups metric.Int64Counter
 	hit     metric.MeasurementOption
 	miss    metric.MeasurementOption
@@ -85,7 +92,7 @@ type Cache struct {
 // New returns a cache configured by opts. It fails only if the meter
 // provider refuses an instrument.
 func New(opts Options) (*Cache, error) {
-	c := &Cache{store: opts.Store, log: opts.Logger, now: opts.Now}
+	c := &Cache{store: opts.Store, log: opts.Logger, now: opts.Now, scope: opts.Scope}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -146,7 +153,11 @@ func (c *Cache) Middleware() mcp.Middleware {
 			if pv, ok := req.(interface{ ProtocolVersion() string }); ok {
 				version = pv.ProtocolVersion()
 			}
-			key, ok := Key(caller, version, tc.Tool, cr.Params.Arguments)
+			scope := ""
+			if c.scope != nil {
+				scope = c.scope(ctx)
+			}
+			key, ok := Key(scope, caller, version, tc.Tool, cr.Params.Arguments)
 			if !ok {
 				return next(ctx, method, req)
 			}
@@ -240,14 +251,15 @@ func decode(data []byte) (*mcp.CallToolResult, error) {
 }
 
 // Key returns the cache key of a call of the tool named name by caller,
-// speaking MCP version, with the JSON arguments args: SHA-256, in hex,
-// over the caller's subject, sorted roles, client and sorted scopes, the
+// speaking MCP version, with the JSON arguments args, under scope (see
+// [Options.Scope]; "" for none): SHA-256, in hex, over the scope, the
+// caller's subject, sorted roles, client and sorted scopes, the
 // protocol version (a result's form differs between versions), the
 // tool's name and the canonical form of args, each field
 // length-prefixed. ok is false
 // when args has no one canonical form (it is not JSON, or an object in
 // it repeats a key): such a call is not cached.
-func Key(caller authz.Caller, version, name string, args json.RawMessage) (key string, ok bool) {
+func Key(scope string, caller authz.Caller, version, name string, args json.RawMessage) (key string, ok bool) {
 	canon, ok := canonical(args)
 	if !ok {
 		return "", false
@@ -266,7 +278,8 @@ func Key(caller authz.Caller, version, name string, args json.RawMessage) (key s
 			field(s)
 		}
 	}
-	field("toolroute resultcache v1")
+	field("toolroute resultcache v2")
+	field(scope)
 	field(caller.Subject)
 	list(caller.Roles)
 	field(caller.Client)

@@ -51,6 +51,27 @@ type access struct {
 	upstream authz.Authorizer
 }
 
+// policyAt is a role policy with the digest of the file it was read
+// from: what the reload authorizer holds, so that a request's toolsets
+// and its result-cache scope come from the policy it is pinned to.
+type policyAt struct {
+	*authz.Policy
+	sum string
+}
+
+// resultScope is the result cache's scope of a request (see
+// resultcache.Options.Scope): the digest of the policy it decides under;
+// "" with a proxy, whose policy the kit does not reload.
+func (a *access) resultScope(ctx context.Context) string {
+	if a.policy == nil {
+		return ""
+	}
+	if p, ok := a.policy.At(ctx).(*policyAt); ok {
+		return "policy " + p.sum
+	}
+	return "policy unknown"
+}
+
 // accessFiles is what the role policy and the static tokens hold (the
 // -policy and -tokens files, or the command's embedded policy and demo
 // tokens), checked together: a reload replaces both or neither.
@@ -167,12 +188,12 @@ func loadAccess(c Command, cfg Config, table registry.RouteTable, obs *observabi
 	} else {
 		// A reload swaps the policy in (reload.go). No decision cache:
 		// a policy decides in process, faster than a cache would.
-		a.policy = reload.New(files.policy)
+		a.policy = reload.New(&policyAt{files.policy, files.sums.Policy})
 		a.authorizer = obs.authorizer(a.policy, telemetry.SourcePolicy)
 		a.toolsets = func(ctx context.Context, c authz.Caller) ([]string, bool) {
 			// The toolsets of the policy the request decides under: the
 			// one it was pinned to, as for its decisions.
-			p, ok := a.policy.At(ctx).(*authz.Policy)
+			p, ok := a.policy.At(ctx).(*policyAt)
 			if !ok {
 				return nil, true // fail closed: no tool passes
 			}

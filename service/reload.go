@@ -259,7 +259,7 @@ func (r *reloader) reload(ctx context.Context, trigger string) bool {
 		r.acc.tokens.swap(f.tokens)
 	}
 	if r.acc.policy != nil && r.policy != "" {
-		r.acc.policy.Swap(f.policy)
+		r.acc.policy.Swap(&policyAt{f.policy, f.sums.Policy})
 	}
 	r.acc.files = f
 	r.st.Generation++

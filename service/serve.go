@@ -76,7 +76,7 @@ func (c Command) prepare(ctx context.Context, cfg Config, stderr io.Writer, logg
 		k.close()
 		return nil, err
 	}
-	if k.results, err = resultcache.New(resultcache.Options{Store: k.sh.resultStore(), MeterProvider: k.obs.meterProvider(), Logger: logger}); err != nil {
+	if k.results, err = resultcache.New(resultcache.Options{Store: k.sh.resultStore(), MeterProvider: k.obs.meterProvider(), Logger: logger, Scope: k.acc.resultScope}); err != nil {
 		k.close()
 		return nil, err
 	}
