@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -38,8 +37,7 @@ type Broadcast struct {
 	origin  string
 	sub     subscription
 
-	mu   sync.Mutex
-	subs map[*func(json.RawMessage)]struct{}
+	subs subscribers[func(json.RawMessage)]
 }
 
 // broadcast is a message of [Broadcast].
@@ -69,7 +67,6 @@ func NewBroadcast(rdb redis.UniversalClient, name, what string, opts Options) *B
 		rdb:     rdb,
 		channel: opts.prefix() + name,
 		origin:  hex.EncodeToString(tag[:]),
-		subs:    map[*func(json.RawMessage)]struct{}{},
 	}
 	b.sub = subscription{rdb: rdb, channel: b.channel, logger: logger, what: what, meanwhile: "missing them", deliver: b.deliver}
 	b.sub.subscribe()
@@ -98,15 +95,7 @@ func (b *Broadcast) Publish(ctx context.Context, payload json.RawMessage) error 
 // channel, until stop is called. deliver must not block for long: the
 // next messages wait for it.
 func (b *Broadcast) Subscribe(deliver func(payload json.RawMessage)) (stop func()) {
-	p := &deliver
-	b.mu.Lock()
-	b.subs[p] = struct{}{}
-	b.mu.Unlock()
-	return func() {
-		b.mu.Lock()
-		delete(b.subs, p)
-		b.mu.Unlock()
-	}
+	return b.subs.add(deliver)
 }
 
 // Close ends the subscription and waits for its goroutine. Publish still
@@ -126,13 +115,7 @@ func (b *Broadcast) deliver(payload string) {
 	if json.Unmarshal([]byte(payload), &m) != nil || m.Origin == b.origin || len(m.Payload) == 0 {
 		return
 	}
-	b.mu.Lock()
-	subs := make([]func(json.RawMessage), 0, len(b.subs))
-	for p := range b.subs {
-		subs = append(subs, *p)
-	}
-	b.mu.Unlock()
-	for _, d := range subs {
+	for _, d := range b.subs.list() {
 		d(m.Payload)
 	}
 }

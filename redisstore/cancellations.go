@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -40,8 +39,7 @@ type Cancellations struct {
 	origin  string
 	sub     subscription
 
-	mu   sync.Mutex
-	subs map[*func(string, json.RawMessage)]struct{}
+	subs subscribers[func(string, json.RawMessage)]
 }
 
 // cancellation is a message of [Cancellations].
@@ -67,7 +65,6 @@ func NewCancellations(rdb redis.UniversalClient, opts Options) *Cancellations {
 		rdb:     rdb,
 		channel: opts.prefix() + "cancelled",
 		origin:  hex.EncodeToString(tag[:]),
-		subs:    map[*func(string, json.RawMessage)]struct{}{},
 	}
 	c.sub = subscription{rdb: rdb, channel: c.channel, logger: logger, what: "cancellations", meanwhile: "cancelling in this process only", deliver: c.deliver}
 	c.sub.subscribe()
@@ -95,15 +92,7 @@ func (c *Cancellations) Publish(ctx context.Context, caller string, id json.RawM
 // every cancellation another Cancellations publishes on the same
 // channel, until stop is called.
 func (c *Cancellations) Subscribe(deliver func(caller string, id json.RawMessage)) (stop func()) {
-	p := &deliver
-	c.mu.Lock()
-	c.subs[p] = struct{}{}
-	c.mu.Unlock()
-	return func() {
-		c.mu.Lock()
-		delete(c.subs, p)
-		c.mu.Unlock()
-	}
+	return c.subs.add(deliver)
 }
 
 // Close ends the subscription and waits for its goroutine. Publish still
@@ -124,13 +113,7 @@ func (c *Cancellations) deliver(payload string) {
 	if json.Unmarshal([]byte(payload), &m) != nil || m.Origin == c.origin || m.Caller == "" || len(m.ID) == 0 {
 		return
 	}
-	c.mu.Lock()
-	subs := make([]func(string, json.RawMessage), 0, len(c.subs))
-	for p := range c.subs {
-		subs = append(subs, *p)
-	}
-	c.mu.Unlock()
-	for _, d := range subs {
+	for _, d := range c.subs.list() {
 		d(m.Caller, m.ID)
 	}
 }

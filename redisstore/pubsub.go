@@ -132,3 +132,39 @@ func (s *subscription) receive(ps *redis.PubSub) (subscribed bool, _ error) {
 		}
 	}
 }
+
+// subscribers is the set of functions a [Cancellations] or a
+// [Broadcast] delivers its messages to. The zero value is empty and
+// ready; it is safe for concurrent use.
+type subscribers[F any] struct {
+	mu   sync.Mutex
+	subs map[*F]struct{}
+}
+
+// add puts f in the set until stop is called.
+func (s *subscribers[F]) add(f F) (stop func()) {
+	p := &f
+	s.mu.Lock()
+	if s.subs == nil {
+		s.subs = map[*F]struct{}{}
+	}
+	s.subs[p] = struct{}{}
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.subs, p)
+		s.mu.Unlock()
+	}
+}
+
+// list is the functions in the set now, so that a delivery calls them
+// without holding the lock (one may stop itself).
+func (s *subscribers[F]) list() []F {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := make([]F, 0, len(s.subs))
+	for p := range s.subs {
+		fs = append(fs, *p)
+	}
+	return fs
+}
