@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -23,10 +22,15 @@ const (
 	outcomeOutage          = "outage"
 )
 
-// Authorizer decorates a for telemetry: each decision (a call
-// of Allow or AllowMany) gets a span, "toolroute.authorize", and every
-// route decided counts once in toolroute.authz.decisions, by outcome and
-// by source. It panics if a is nil.
+// Authorizer decorates a for telemetry: each decision (a call of Allow
+// or AllowMany) becomes an event, "toolroute.authorize", on the span of
+// the request that asked (the server span for the visibility check of a
+// tools/list or tools/call, the upstream span for an upstream request),
+// and every route decided counts once in toolroute.authz.decisions, by
+// outcome and by source. A decision is an event rather than a span of
+// its own: in process it takes microseconds, and the RBAC proxy's HTTP
+// calls have spans of their own ([Telemetry.ProxyTransport]). It panics
+// if a is nil.
 //
 // source names what a is ([SourcePolicy], [SourceProxy], [SourceCache]
 // or [SourceOther]). Decorators may be nested, and a decision counts once,
@@ -38,10 +42,9 @@ const (
 //
 // where a route the inner decorator is not asked about was answered by
 // the cache (source "cache", and a hit in toolroute.authz.cache.lookups),
-// and one it is asked about is a miss, decided by the proxy.
-//
-// The Authorizer returned is an authz.ReadyChecker asking a's Ready,
-// when a has one (and ready when it has none).
+// and one it is asked about is a miss, decided by the proxy. The event of
+// a decision at a cache says "hit" (toolroute.authz.cache.result) when
+// the cache answered every route, "miss" when it asked the inner source.
 func (t *Telemetry) Authorizer(a authz.Authorizer, source string) authz.Authorizer {
 	if a == nil {
 		panic("telemetry: Authorizer of a nil authz.Authorizer")
@@ -93,10 +96,8 @@ func (z *authorizer) Allow(ctx context.Context, c authz.Caller, r tool.Route) er
 		return z.a.Allow(ctx, c, r)
 	}
 	sc := &decisionScope{}
-	ctx, span := z.start(ctx)
 	err := z.a.Allow(context.WithValue(ctx, scopeKey{}, sc), c, r)
-	allowed := err == nil
-	z.finish(ctx, span, sc, c, []tool.Route{r}, []bool{allowed}, err)
+	z.finish(ctx, sc, c, []tool.Route{r}, []bool{err == nil}, err)
 	return err
 }
 
@@ -106,19 +107,17 @@ func (z *authorizer) AllowMany(ctx context.Context, c authz.Caller, rs []tool.Ro
 		return z.a.AllowMany(ctx, c, rs)
 	}
 	sc := &decisionScope{}
-	ctx, span := z.start(ctx)
 	allowed, err := z.a.AllowMany(context.WithValue(ctx, scopeKey{}, sc), c, rs)
 	if err == nil && len(allowed) != len(rs) {
 		err = &authz.OutageError{Err: fmt.Errorf("authz: AllowMany answered %d decisions for %d routes", len(allowed), len(rs))}
 		allowed = nil
 	}
-	z.finish(ctx, span, sc, c, rs, allowed, err)
+	z.finish(ctx, sc, c, rs, allowed, err)
 	return allowed, err
 }
 
-func (z *authorizer) start(ctx context.Context) (context.Context, trace.Span) {
-	return z.t.tracer.Start(ctx, "toolroute.authorize", trace.WithSpanKind(trace.SpanKindInternal))
-}
+// eventAuthorize is the name of a decision's event.
+const eventAuthorize = "toolroute.authorize"
 
 // errorOutcome is the outcome of a decision that failed.
 func errorOutcome(err error) string {
@@ -135,17 +134,16 @@ func errorOutcome(err error) string {
 	return outcomeOutage
 }
 
-// finish records the decision: its span, a count per route, cache hits
-// and misses, and the request's decision.
-func (z *authorizer) finish(ctx context.Context, span trace.Span, sc *decisionScope, c authz.Caller, rs []tool.Route, allowed []bool, err error) {
-	defer span.End()
+// finish records the decision: its event on the asking span, a count
+// per route, cache hits and misses, and the request's decision.
+func (z *authorizer) finish(ctx context.Context, sc *decisionScope, c authz.Caller, rs []tool.Route, allowed []bool, err error) {
 	failed := ""
 	if err != nil {
 		failed = errorOutcome(err)
 	}
 	anyAllowed := false
 	sc.mu.Lock()
-	defer sc.mu.Unlock()
+	asked := len(sc.inner) > 0 // an inner decorator was asked: a cache missed
 	for i, r := range rs {
 		o := failed
 		if err == nil {
@@ -167,6 +165,7 @@ func (z *authorizer) finish(ctx context.Context, span trace.Span, sc *decisionSc
 		}
 		z.t.decisions.Add(ctx, 1, z.t.decisionOpts.get([2]string{o, src}, decisionAttrs))
 	}
+	sc.mu.Unlock()
 	outcome := failed
 	if err == nil {
 		outcome = outcomeDeny
@@ -174,20 +173,31 @@ func (z *authorizer) finish(ctx context.Context, span trace.Span, sc *decisionSc
 			outcome = outcomeAllow
 		}
 	}
-	if span.IsRecording() {
-		attrs := [...]attribute.KeyValue{z.sourceAttr, AttrAuthzRoutes.Int(len(rs)), AttrAuthzOutcome.String(outcome), {}}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		attrs := [...]attribute.KeyValue{z.sourceAttr, AttrAuthzRoutes.Int(len(rs)), AttrAuthzOutcome.String(outcome), {}, {}}
 		n := 3
-		if failed == outcomeOutage || failed == outcomeUnauthenticated {
-			attrs[3] = semconv.ErrorTypeKey.String(failed)
+		if z.source == SourceCache {
+			attrs[n] = cacheHit
+			if asked {
+				attrs[n] = cacheMiss
+			}
 			n++
-			span.SetStatus(codes.Error, failed)
 		}
-		span.SetAttributes(attrs[:n]...)
+		if failed == outcomeOutage || failed == outcomeUnauthenticated {
+			attrs[n] = semconv.ErrorTypeKey.String(failed)
+			n++
+		}
+		span.AddEvent(eventAuthorize, trace.WithAttributes(attrs[:n]...))
 	}
 	if st := requestFrom(ctx); st != nil {
 		st.noteDecision(c.Subject, outcome)
 	}
 }
+
+var (
+	cacheHit  = AttrCacheResult.String("hit")
+	cacheMiss = AttrCacheResult.String("miss")
+)
 
 func cacheAttrs(res string) []attribute.KeyValue {
 	return []attribute.KeyValue{AttrCacheResult.String(res)}

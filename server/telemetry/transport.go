@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -68,22 +69,53 @@ func (tr *transport) template(r *http.Request) string {
 	return other
 }
 
+// RoundTrip sends r under its span. Its own frame is small, because the
+// base transport's work is deep: the span's and the metric's work is in
+// begin and end (see Telemetry.serve).
 func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
-	start := time.Now()
-	tmpl := tr.template(r)
-	method := r.Method
-	if _, ok := knownHTTPMethods[method]; !ok {
-		method = other
+	u := tr.begin(r)
+	resp, err := tr.base.RoundTrip(u.out)
+	tr.end(r, &u, resp, err)
+	return resp, err
+}
+
+// upstreamCall is one upstream request under way.
+type upstreamCall struct {
+	out    *http.Request // r with the span's context and trace headers
+	span   trace.Span
+	start  time.Time
+	tmpl   string
+	method string // the method, or "_OTHER"
+}
+
+// begin starts the request's span, with the attributes known before it
+// is sent, and returns the request to send: r with the span's context
+// and the trace context in its headers.
+func (tr *transport) begin(r *http.Request) upstreamCall {
+	u := upstreamCall{start: time.Now(), tmpl: tr.template(r), method: r.Method}
+	if _, ok := knownHTTPMethods[u.method]; !ok {
+		u.method = other
 	}
-	ctx, span := tr.t.tracer.Start(r.Context(), method+" "+tmpl, trace.WithSpanKind(trace.SpanKindClient))
-	defer span.End()
-	out := r.Clone(ctx)
-	tr.t.prop.Inject(ctx, propagation.HeaderCarrier(out.Header))
+	s := tr.t.upSpans.get(tr, u.tmpl, u.method, r.URL.Host)
+	var ctx context.Context
+	ctx, u.span = tr.t.tracer.Start(r.Context(), s.name, s.opts...)
+	// A shallow copy with headers of its own: a RoundTripper must not
+	// change the request it is given.
+	u.out = r.WithContext(ctx)
+	u.out.Header = r.Header.Clone()
+	if u.out.Header == nil {
+		u.out.Header = http.Header{}
+	}
+	tr.t.prop.Inject(ctx, propagation.HeaderCarrier(u.out.Header))
+	return u
+}
 
-	resp, err := tr.base.RoundTrip(out)
-
-	use := UpstreamRequest{Method: r.Method, Route: tmpl}
-	k := upKey{service: tr.service.Value.AsString(), template: tmpl, method: method}
+// end records the request's answer: its span's status, its metric and
+// the call's audit record.
+func (tr *transport) end(r *http.Request, u *upstreamCall, resp *http.Response, err error) {
+	ctx := u.out.Context()
+	use := UpstreamRequest{Method: r.Method, Route: u.tmpl}
+	k := upKey{service: tr.service.Value.AsString(), template: u.tmpl, method: u.method}
 	if err != nil {
 		use.Error = upstreamErrorType(err)
 		k.errorType = use.Error
@@ -93,29 +125,70 @@ func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			k.errorType = strconv.Itoa(resp.StatusCode)
 		}
 	}
-	if span.IsRecording() {
-		var buf [7]attribute.KeyValue
-		attrs := append(buf[:0], semconv.HTTPRequestMethodKey.String(method), semconv.URLTemplateKey.String(tmpl), tr.service)
-		if host, port, err := net.SplitHostPort(r.URL.Host); err == nil {
-			n, _ := strconv.Atoi(port)
-			attrs = append(attrs, semconv.ServerAddressKey.String(host), semconv.ServerPortKey.Int(n))
-		} else if r.URL.Host != "" {
-			attrs = append(attrs, semconv.ServerAddressKey.String(r.URL.Host))
-		}
+	if u.span.IsRecording() {
+		var buf [2]attribute.KeyValue
+		attrs := buf[:0]
 		if k.status != 0 {
 			attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(k.status))
 		}
 		if k.errorType != "" {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(k.errorType))
-			span.SetStatus(codes.Error, k.errorType)
+			u.span.SetStatus(codes.Error, k.errorType)
 		}
-		span.SetAttributes(attrs...)
+		u.span.SetAttributes(attrs...)
 	}
-	tr.t.upstreamDuration.Record(ctx, time.Since(start).Seconds(), tr.t.upOpts.get(k, upAttrs))
+	u.span.End()
+	tr.t.upstreamDuration.Record(ctx, time.Since(u.start).Seconds(), tr.t.upOpts.get(k, upAttrs))
 	if st := requestFrom(ctx); st != nil {
 		st.noteUpstream(use)
 	}
-	return resp, err
+}
+
+// upstreamSpans are the name and start options of upstream spans, by
+// route template, method and host, made once each: the three are known
+// before a request is sent, so its span starts with them (a sampler sees
+// them). Templates and methods come from bounded sets; hosts are a
+// service's, but a tool chooses them, so at most maxUpstreamSpans are
+// kept and others are made per request.
+type upstreamSpans struct {
+	mu sync.RWMutex
+	m  map[upSpanKey]*upstreamSpan
+}
+
+const maxUpstreamSpans = 1024
+
+type upSpanKey struct{ service, template, method, host string }
+
+type upstreamSpan struct {
+	name string
+	opts []trace.SpanStartOption
+}
+
+func (c *upstreamSpans) get(tr *transport, tmpl, method, host string) *upstreamSpan {
+	k := upSpanKey{tr.prefix, tmpl, method, host}
+	c.mu.RLock()
+	s, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return s
+	}
+	attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(method), semconv.URLTemplateKey.String(tmpl), tr.service}
+	if h, port, err := net.SplitHostPort(host); err == nil {
+		n, _ := strconv.Atoi(port)
+		attrs = append(attrs, semconv.ServerAddressKey.String(h), semconv.ServerPortKey.Int(n))
+	} else if host != "" {
+		attrs = append(attrs, semconv.ServerAddressKey.String(host))
+	}
+	s = &upstreamSpan{name: method + " " + tmpl, opts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[upSpanKey]*upstreamSpan{}
+	}
+	if len(c.m) < maxUpstreamSpans {
+		c.m[k] = s
+	}
+	c.mu.Unlock()
+	return s
 }
 
 // upstreamErrorType classes an upstream request's error: a refusal by
