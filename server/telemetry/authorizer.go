@@ -52,7 +52,7 @@ func (t *Telemetry) Authorizer(a authz.Authorizer, source string) authz.Authoriz
 	if source == "" {
 		source = SourceOther
 	}
-	return &authorizer{t: t, a: a, source: source, sourceAttr: AttrAuthzSource.String(source)}
+	return &authorizer{t: t, a: a, source: source}
 }
 
 // Ready asks the decorated Authorizer's Ready, if it has one.
@@ -64,10 +64,9 @@ func (a *authorizer) Ready(ctx context.Context) error {
 }
 
 type authorizer struct {
-	t          *Telemetry
-	a          authz.Authorizer
-	source     string
-	sourceAttr attribute.KeyValue
+	t      *Telemetry
+	a      authz.Authorizer
+	source string
 }
 
 // decisionScope collects, during one outermost decision, the routes the
@@ -78,6 +77,21 @@ type decisionScope struct {
 }
 
 type scopeKey struct{}
+
+// scopeCtx is the context of an outermost decision: its parent, and the
+// decision's scope under scopeKey{}. One allocation, where
+// context.WithValue and the scope would be two.
+type scopeCtx struct {
+	context.Context
+	scope decisionScope
+}
+
+func (c *scopeCtx) Value(key any) any {
+	if key == (scopeKey{}) {
+		return &c.scope
+	}
+	return c.Context.Value(key)
+}
 
 func (s *decisionScope) note(rs []tool.Route, source string) {
 	s.mu.Lock()
@@ -95,9 +109,9 @@ func (z *authorizer) Allow(ctx context.Context, c authz.Caller, r tool.Route) er
 		sc.note([]tool.Route{r}, z.source)
 		return z.a.Allow(ctx, c, r)
 	}
-	sc := &decisionScope{}
-	err := z.a.Allow(context.WithValue(ctx, scopeKey{}, sc), c, r)
-	z.finish(ctx, sc, c, []tool.Route{r}, []bool{err == nil}, err)
+	sc := &scopeCtx{Context: ctx}
+	err := z.a.Allow(sc, c, r)
+	z.finish(ctx, &sc.scope, c, []tool.Route{r}, []bool{err == nil}, err)
 	return err
 }
 
@@ -106,13 +120,13 @@ func (z *authorizer) AllowMany(ctx context.Context, c authz.Caller, rs []tool.Ro
 		sc.note(rs, z.source)
 		return z.a.AllowMany(ctx, c, rs)
 	}
-	sc := &decisionScope{}
-	allowed, err := z.a.AllowMany(context.WithValue(ctx, scopeKey{}, sc), c, rs)
+	sc := &scopeCtx{Context: ctx}
+	allowed, err := z.a.AllowMany(sc, c, rs)
 	if err == nil && len(allowed) != len(rs) {
 		err = &authz.OutageError{Err: fmt.Errorf("authz: AllowMany answered %d decisions for %d routes", len(allowed), len(rs))}
 		allowed = nil
 	}
-	z.finish(ctx, sc, c, rs, allowed, err)
+	z.finish(ctx, &sc.scope, c, rs, allowed, err)
 	return allowed, err
 }
 
@@ -161,9 +175,9 @@ func (z *authorizer) finish(ctx context.Context, sc *decisionScope, c authz.Call
 			if inner {
 				res = "miss"
 			}
-			z.t.cacheLookups.Add(ctx, 1, z.t.cacheOpts.get(res, cacheAttrs))
+			z.t.cacheLookups.Add(ctx, 1, z.t.cacheOpts.get(res, cacheMeasurement).add...)
 		}
-		z.t.decisions.Add(ctx, 1, z.t.decisionOpts.get([2]string{o, src}, decisionAttrs))
+		z.t.decisions.Add(ctx, 1, z.t.decisionOpts.get([2]string{o, src}, decisionMeasurement).add...)
 	}
 	sc.mu.Unlock()
 	outcome := failed
@@ -174,35 +188,41 @@ func (z *authorizer) finish(ctx context.Context, sc *decisionScope, c authz.Call
 		}
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		attrs := [...]attribute.KeyValue{z.sourceAttr, AttrAuthzRoutes.Int(len(rs)), AttrAuthzOutcome.String(outcome), {}, {}}
-		n := 3
+		k := eventKey{source: z.source, routes: len(rs), outcome: outcome}
 		if z.source == SourceCache {
-			attrs[n] = cacheHit
+			k.cache = "hit"
 			if asked {
-				attrs[n] = cacheMiss
+				k.cache = "miss"
 			}
-			n++
 		}
-		if failed == outcomeOutage || failed == outcomeUnauthenticated {
-			attrs[n] = semconv.ErrorTypeKey.String(failed)
-			n++
-		}
-		span.AddEvent(eventAuthorize, trace.WithAttributes(attrs[:n]...))
+		span.AddEvent(eventAuthorize, z.t.events.get(k, eventOptions)...)
 	}
 	if st := requestFrom(ctx); st != nil {
 		st.noteDecision(c.Subject, outcome)
 	}
 }
 
-var (
-	cacheHit  = AttrCacheResult.String("hit")
-	cacheMiss = AttrCacheResult.String("miss")
-)
-
-func cacheAttrs(res string) []attribute.KeyValue {
-	return []attribute.KeyValue{AttrCacheResult.String(res)}
+// eventKey is the attributes of a decision's event.
+type eventKey struct {
+	source, outcome, cache string
+	routes                 int
 }
 
-func decisionAttrs(k [2]string) []attribute.KeyValue {
-	return []attribute.KeyValue{AttrAuthzOutcome.String(k[0]), AttrAuthzSource.String(k[1])}
+func eventOptions(k eventKey) []trace.EventOption {
+	attrs := []attribute.KeyValue{AttrAuthzSource.String(k.source), AttrAuthzRoutes.Int(k.routes), AttrAuthzOutcome.String(k.outcome)}
+	if k.cache != "" {
+		attrs = append(attrs, AttrCacheResult.String(k.cache))
+	}
+	if k.outcome == outcomeOutage || k.outcome == outcomeUnauthenticated {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(k.outcome))
+	}
+	return []trace.EventOption{trace.WithAttributes(attrs...)}
+}
+
+func cacheMeasurement(res string) *measurement {
+	return newMeasurement([]attribute.KeyValue{AttrCacheResult.String(res)}, nil)
+}
+
+func decisionMeasurement(k [2]string) *measurement {
+	return newMeasurement([]attribute.KeyValue{AttrAuthzOutcome.String(k[0]), AttrAuthzSource.String(k[1])}, nil)
 }

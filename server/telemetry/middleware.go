@@ -189,7 +189,7 @@ func (t *Telemetry) begin(ctx context.Context, method string, req mcp.Request) (
 	}
 	if st.call != nil {
 		attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(truncate.String(st.tool)))
-		if n, ok := t.toolSpans.name(st.tool); ok {
+		if n, ok := t.toolSpans.lookup(st.tool); ok {
 			name, st.named = n, true
 		}
 	}
@@ -233,29 +233,28 @@ func (t *Telemetry) end(ctx context.Context, st *request, req mcp.Request, res m
 	st.ended = true
 	o := classify(ctx, st.call != nil, res, err, st)
 	known := st.call != nil && !o.unknownTool
+	k := opKey{method: st.method, version: st.version, errorType: o.errorType, rpcCode: o.rpcCode}
+	if known {
+		k.tool = st.tool
+	}
+	m := t.opOpts.get(k, opMeasurement)
 	if span := st.span; span.IsRecording() {
-		var buf [3]attribute.KeyValue
-		attrs := buf[:0]
-		st.mu.Lock()
-		subject := st.subject
-		st.mu.Unlock()
-		if subject != "" && !startedWith(st, semconv.EnduserIDKey) {
-			// Learnt by the authorizer meanwhile.
-			attrs = append(attrs, semconv.EnduserID(subject))
+		if !startedWith(st, semconv.EnduserIDKey) {
+			st.mu.Lock()
+			subject := st.subject
+			st.mu.Unlock()
+			if subject != "" {
+				// Learnt by the authorizer meanwhile.
+				span.SetAttributes(semconv.EnduserID(subject))
+			}
 		}
 		if o.errorType != "" {
-			attrs = append(attrs, semconv.ErrorTypeKey.String(o.errorType))
-			if o.rpcCode != "" {
-				attrs = append(attrs, semconv.RPCResponseStatusCodeKey.String(o.rpcCode))
-			}
+			span.SetAttributes(m.span...)
 			span.SetStatus(codes.Error, o.outcome)
-		}
-		if len(attrs) > 0 {
-			span.SetAttributes(attrs...)
 		}
 		switch {
 		case known && !st.named:
-			span.SetName(t.toolSpans.add(st.tool))
+			span.SetName(t.toolSpans.get(st.tool, toolSpanName))
 		case !known && st.named:
 			// A tool the server no longer has.
 			span.SetName(st.method)
@@ -265,12 +264,8 @@ func (t *Telemetry) end(ctx context.Context, st *request, req mcp.Request, res m
 	if st.call != nil {
 		t.active.Add(context.WithoutCancel(ctx), -1)
 	}
-	k := opKey{method: st.method, version: st.version, errorType: o.errorType, rpcCode: o.rpcCode}
-	if known {
-		k.tool = st.tool
-	}
 	d := time.Since(st.start)
-	t.opDuration.Inst().Record(ctx, d.Seconds(), t.opOpts.get(k, opAttrs))
+	t.opDuration.Inst().Record(ctx, d.Seconds(), m.rec...)
 
 	switch {
 	case st.method == "initialize":
@@ -299,32 +294,12 @@ func startedWith(st *request, k attribute.Key) bool {
 	return false
 }
 
-// spanNames are the server span names of the tools the server has
-// ("tools/call get_item"), made once each: so that a call's span is named
-// when it starts, where a sampler sees the name, rather than renamed at
-// its end. Only names the server answered as its tools' are kept, never
-// a caller's made-up one, so the set is bounded by the server's tools.
-type spanNames struct {
-	mu sync.RWMutex
-	m  map[string]string
-}
-
-func (n *spanNames) name(tool string) (string, bool) {
-	n.mu.RLock()
-	s, ok := n.m[tool]
-	n.mu.RUnlock()
-	return s, ok
-}
-
-func (n *spanNames) add(tool string) string {
-	s := string(mcpconv.MethodNameToolsCall) + " " + tool
-	n.mu.Lock()
-	if n.m == nil {
-		n.m = map[string]string{}
-	}
-	n.m[tool] = s
-	n.mu.Unlock()
-	return s
+// toolSpanName is the server span name of a call of tool, kept in
+// Telemetry.toolSpans for the tools the server answered as its own (never
+// for a caller's made-up name): so that a call's span is named when it
+// starts, where a sampler sees the name, rather than renamed at its end.
+func toolSpanName(tool string) string {
+	return string(mcpconv.MethodNameToolsCall) + " " + tool
 }
 
 // How a request other than tools/call ended (Record.Outcome), in the
@@ -491,7 +466,9 @@ type opKey struct {
 	method, tool, version, errorType, rpcCode string
 }
 
-func opAttrs(k opKey) []attribute.KeyValue {
+// opMeasurement is the measurement of k, and the attributes of its
+// request's span at its end: error.type and rpc.response.status_code.
+func opMeasurement(k opKey) *measurement {
 	attrs := []attribute.KeyValue{semconv.McpMethodNameKey.String(k.method)}
 	if k.tool != "" {
 		attrs = append(attrs, semconv.GenAIToolName(k.tool))
@@ -499,11 +476,12 @@ func opAttrs(k opKey) []attribute.KeyValue {
 	if k.version != "" {
 		attrs = append(attrs, semconv.McpProtocolVersion(k.version))
 	}
+	var span []attribute.KeyValue
 	if k.errorType != "" {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(k.errorType))
+		span = append(span, semconv.ErrorTypeKey.String(k.errorType))
 	}
 	if k.rpcCode != "" {
-		attrs = append(attrs, semconv.RPCResponseStatusCodeKey.String(k.rpcCode))
+		span = append(span, semconv.RPCResponseStatusCodeKey.String(k.rpcCode))
 	}
-	return attrs
+	return newMeasurement(append(attrs, span...), span)
 }

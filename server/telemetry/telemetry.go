@@ -97,12 +97,13 @@ type Telemetry struct {
 	active           metric.Int64UpDownCounter
 	questions        metric.Int64Counter
 
-	opOpts       optCache[opKey]
-	decisionOpts optCache[[2]string] // outcome, source
-	cacheOpts    optCache[string]
-	upOpts       optCache[upKey]
-	upSpans      upstreamSpans
-	toolSpans    spanNames
+	opOpts       memo[opKey, *measurement]
+	decisionOpts memo[[2]string, *measurement] // outcome, source
+	cacheOpts    memo[string, *measurement]
+	upOpts       memo[upKey, *measurement]
+	upSpans      memo[upSpanKey, *upstreamSpan]
+	toolSpans    memo[string, string] // tool name → its server spans' name
+	events       memo[eventKey, []trace.EventOption]
 }
 
 // New returns a Telemetry reporting to opts' providers. It fails only if

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -71,9 +70,11 @@ func (tr *transport) template(r *http.Request) string {
 
 // RoundTrip sends r under its span. Its own frame is small, because the
 // base transport's work is deep: the span's and the metric's work is in
-// begin and end (see Telemetry.serve).
+// begin and end (see Telemetry.serve). The span ends when RoundTrip
+// returns, or panics.
 func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	u := tr.begin(r)
+	defer u.span.End()
 	resp, err := tr.base.RoundTrip(u.out)
 	tr.end(r, &u, resp, err)
 	return resp, err
@@ -96,7 +97,7 @@ func (tr *transport) begin(r *http.Request) upstreamCall {
 	if _, ok := knownHTTPMethods[u.method]; !ok {
 		u.method = other
 	}
-	s := tr.t.upSpans.get(tr, u.tmpl, u.method, r.URL.Host)
+	s := tr.t.upSpans.get(upSpanKey{tr.service, u.tmpl, u.method, r.URL.Host}, newUpstreamSpan)
 	var ctx context.Context
 	ctx, u.span = tr.t.tracer.Start(r.Context(), s.name, s.opts...)
 	// A shallow copy with headers of its own: a RoundTripper must not
@@ -110,8 +111,8 @@ func (tr *transport) begin(r *http.Request) upstreamCall {
 	return u
 }
 
-// end records the request's answer: its span's status, its metric and
-// the call's audit record.
+// end records the request's answer: its span's status (RoundTrip ends
+// the span), its metric and the call's audit record.
 func (tr *transport) end(r *http.Request, u *upstreamCall, resp *http.Response, err error) {
 	ctx := u.out.Context()
 	use := UpstreamRequest{Method: r.Method, Route: u.tmpl}
@@ -125,70 +126,45 @@ func (tr *transport) end(r *http.Request, u *upstreamCall, resp *http.Response, 
 			k.errorType = strconv.Itoa(resp.StatusCode)
 		}
 	}
+	m := tr.t.upOpts.get(k, upMeasurement)
 	if u.span.IsRecording() {
-		var buf [2]attribute.KeyValue
-		attrs := buf[:0]
-		if k.status != 0 {
-			attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(k.status))
-		}
+		u.span.SetAttributes(m.span...)
 		if k.errorType != "" {
-			attrs = append(attrs, semconv.ErrorTypeKey.String(k.errorType))
 			u.span.SetStatus(codes.Error, k.errorType)
 		}
-		u.span.SetAttributes(attrs...)
 	}
-	u.span.End()
-	tr.t.upstreamDuration.Record(ctx, time.Since(u.start).Seconds(), tr.t.upOpts.get(k, upAttrs))
+	tr.t.upstreamDuration.Record(ctx, time.Since(u.start).Seconds(), m.rec...)
 	if st := requestFrom(ctx); st != nil {
 		st.noteUpstream(use)
 	}
 }
 
-// upstreamSpans are the name and start options of upstream spans, by
-// route template, method and host, made once each: the three are known
-// before a request is sent, so its span starts with them (a sampler sees
-// them). Templates and methods come from bounded sets; hosts are a
-// service's, but a tool chooses them, so at most maxUpstreamSpans are
-// kept and others are made per request.
-type upstreamSpans struct {
-	mu sync.RWMutex
-	m  map[upSpanKey]*upstreamSpan
+// upSpanKey is what an upstream span's name and start attributes are
+// made of: its service, route template, method and host. Templates and
+// methods come from bounded sets; hosts are a service's (a tool chooses
+// them, so Telemetry.upSpans bounds them too).
+type upSpanKey struct {
+	service                attribute.KeyValue
+	template, method, host string
 }
 
-const maxUpstreamSpans = 1024
-
-type upSpanKey struct{ service, template, method, host string }
-
+// upstreamSpan is the name and start options of the upstream spans of
+// one upSpanKey: the attributes known before a request is sent are on
+// its span from the start, where a sampler sees them.
 type upstreamSpan struct {
 	name string
 	opts []trace.SpanStartOption
 }
 
-func (c *upstreamSpans) get(tr *transport, tmpl, method, host string) *upstreamSpan {
-	k := upSpanKey{tr.prefix, tmpl, method, host}
-	c.mu.RLock()
-	s, ok := c.m[k]
-	c.mu.RUnlock()
-	if ok {
-		return s
-	}
-	attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(method), semconv.URLTemplateKey.String(tmpl), tr.service}
-	if h, port, err := net.SplitHostPort(host); err == nil {
+func newUpstreamSpan(k upSpanKey) *upstreamSpan {
+	attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(k.method), semconv.URLTemplateKey.String(k.template), k.service}
+	if h, port, err := net.SplitHostPort(k.host); err == nil {
 		n, _ := strconv.Atoi(port)
 		attrs = append(attrs, semconv.ServerAddressKey.String(h), semconv.ServerPortKey.Int(n))
-	} else if host != "" {
-		attrs = append(attrs, semconv.ServerAddressKey.String(host))
+	} else if k.host != "" {
+		attrs = append(attrs, semconv.ServerAddressKey.String(k.host))
 	}
-	s = &upstreamSpan{name: method + " " + tmpl, opts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}}
-	c.mu.Lock()
-	if c.m == nil {
-		c.m = map[upSpanKey]*upstreamSpan{}
-	}
-	if len(c.m) < maxUpstreamSpans {
-		c.m[k] = s
-	}
-	c.mu.Unlock()
-	return s
+	return &upstreamSpan{name: k.method + " " + k.template, opts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}}
 }
 
 // upstreamErrorType classes an upstream request's error: a refusal by
@@ -226,17 +202,20 @@ type upKey struct {
 	status                               int
 }
 
-func upAttrs(k upKey) []attribute.KeyValue {
+// upMeasurement is the measurement of k, and the attributes of its
+// span at its end: http.response.status_code and error.type.
+func upMeasurement(k upKey) *measurement {
 	attrs := []attribute.KeyValue{
 		AttrService.String(k.service),
 		semconv.URLTemplateKey.String(k.template),
 		semconv.HTTPRequestMethodKey.String(k.method),
 	}
+	var span []attribute.KeyValue
 	if k.status != 0 {
-		attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(k.status))
+		span = append(span, semconv.HTTPResponseStatusCodeKey.Int(k.status))
 	}
 	if k.errorType != "" {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(k.errorType))
+		span = append(span, semconv.ErrorTypeKey.String(k.errorType))
 	}
-	return attrs
+	return newMeasurement(append(attrs, span...), span)
 }
