@@ -244,8 +244,11 @@ func Result(body []byte) (json.RawMessage, error) {
 // runs: [CPUTime]) as "<name>-cpu-ns/<op>" and the ratio as "cpu-ratio",
 // and the heap objects allocated as "<name>-allocs/<op>". Wall time
 // waits for a shared machine's other processes; CPU time tells the work.
-// Where the CPU time cannot be read (not unix) the CPU figures are left
-// out.
+// Both process-wide figures count the work other goroutines do meanwhile
+// (the garbage collector's, a batch span processor's, a side's work that
+// finishes after it returns), which may land on the other side: they
+// tell a difference over many iterations, not of one op. Where the CPU
+// time cannot be read (not unix) the CPU figures are left out.
 func Paired(b *testing.B, op, baseName string, base func() time.Duration, otherName string, other func() time.Duration) {
 	var baseSide, otherSide pairedSide
 	for b.Loop() {
