@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -23,10 +22,15 @@ const (
 	outcomeOutage          = "outage"
 )
 
-// Authorizer decorates a for telemetry: each decision (a call
-// of Allow or AllowMany) gets a span, "toolroute.authorize", and every
-// route decided counts once in toolroute.authz.decisions, by outcome and
-// by source. It panics if a is nil.
+// Authorizer decorates a for telemetry: each decision (a call of Allow
+// or AllowMany) becomes an event, "toolroute.authorize", on the span of
+// the request that asked (the server span for the visibility check of a
+// tools/list or tools/call, the upstream span for an upstream request),
+// and every route decided counts once in toolroute.authz.decisions, by
+// outcome and by source. A decision is an event rather than a span of
+// its own: in process it takes microseconds, and the RBAC proxy's HTTP
+// calls have spans of their own ([Telemetry.ProxyTransport]). It panics
+// if a is nil.
 //
 // source names what a is ([SourcePolicy], [SourceProxy], [SourceCache]
 // or [SourceOther]). Decorators may be nested, and a decision counts once,
@@ -38,10 +42,9 @@ const (
 //
 // where a route the inner decorator is not asked about was answered by
 // the cache (source "cache", and a hit in toolroute.authz.cache.lookups),
-// and one it is asked about is a miss, decided by the proxy.
-//
-// The Authorizer returned is an authz.ReadyChecker asking a's Ready,
-// when a has one (and ready when it has none).
+// and one it is asked about is a miss, decided by the proxy. The event of
+// a decision at a cache says "hit" (toolroute.authz.cache.result) when
+// the cache answered every route, "miss" when it asked the inner source.
 func (t *Telemetry) Authorizer(a authz.Authorizer, source string) authz.Authorizer {
 	if a == nil {
 		panic("telemetry: Authorizer of a nil authz.Authorizer")
@@ -49,7 +52,7 @@ func (t *Telemetry) Authorizer(a authz.Authorizer, source string) authz.Authoriz
 	if source == "" {
 		source = SourceOther
 	}
-	return &authorizer{t: t, a: a, source: source, sourceAttr: AttrAuthzSource.String(source)}
+	return &authorizer{t: t, a: a, source: source}
 }
 
 // Ready asks the decorated Authorizer's Ready, if it has one.
@@ -61,10 +64,9 @@ func (a *authorizer) Ready(ctx context.Context) error {
 }
 
 type authorizer struct {
-	t          *Telemetry
-	a          authz.Authorizer
-	source     string
-	sourceAttr attribute.KeyValue
+	t      *Telemetry
+	a      authz.Authorizer
+	source string
 }
 
 // decisionScope collects, during one outermost decision, the routes the
@@ -75,6 +77,21 @@ type decisionScope struct {
 }
 
 type scopeKey struct{}
+
+// scopeCtx is the context of an outermost decision: its parent, and the
+// decision's scope under scopeKey{}. One allocation, where
+// context.WithValue and the scope would be two.
+type scopeCtx struct {
+	context.Context
+	scope decisionScope
+}
+
+func (c *scopeCtx) Value(key any) any {
+	if key == (scopeKey{}) {
+		return &c.scope
+	}
+	return c.Context.Value(key)
+}
 
 func (s *decisionScope) note(rs []tool.Route, source string) {
 	s.mu.Lock()
@@ -92,11 +109,9 @@ func (z *authorizer) Allow(ctx context.Context, c authz.Caller, r tool.Route) er
 		sc.note([]tool.Route{r}, z.source)
 		return z.a.Allow(ctx, c, r)
 	}
-	sc := &decisionScope{}
-	ctx, span := z.start(ctx)
-	err := z.a.Allow(context.WithValue(ctx, scopeKey{}, sc), c, r)
-	allowed := err == nil
-	z.finish(ctx, span, sc, c, []tool.Route{r}, []bool{allowed}, err)
+	sc := &scopeCtx{Context: ctx}
+	err := z.a.Allow(sc, c, r)
+	z.finish(ctx, &sc.scope, c, []tool.Route{r}, []bool{err == nil}, err)
 	return err
 }
 
@@ -105,20 +120,18 @@ func (z *authorizer) AllowMany(ctx context.Context, c authz.Caller, rs []tool.Ro
 		sc.note(rs, z.source)
 		return z.a.AllowMany(ctx, c, rs)
 	}
-	sc := &decisionScope{}
-	ctx, span := z.start(ctx)
-	allowed, err := z.a.AllowMany(context.WithValue(ctx, scopeKey{}, sc), c, rs)
+	sc := &scopeCtx{Context: ctx}
+	allowed, err := z.a.AllowMany(sc, c, rs)
 	if err == nil && len(allowed) != len(rs) {
 		err = &authz.OutageError{Err: fmt.Errorf("authz: AllowMany answered %d decisions for %d routes", len(allowed), len(rs))}
 		allowed = nil
 	}
-	z.finish(ctx, span, sc, c, rs, allowed, err)
+	z.finish(ctx, &sc.scope, c, rs, allowed, err)
 	return allowed, err
 }
 
-func (z *authorizer) start(ctx context.Context) (context.Context, trace.Span) {
-	return z.t.tracer.Start(ctx, "toolroute.authorize", trace.WithSpanKind(trace.SpanKindInternal))
-}
+// eventAuthorize is the name of a decision's event.
+const eventAuthorize = "toolroute.authorize"
 
 // errorOutcome is the outcome of a decision that failed.
 func errorOutcome(err error) string {
@@ -135,17 +148,16 @@ func errorOutcome(err error) string {
 	return outcomeOutage
 }
 
-// finish records the decision: its span, a count per route, cache hits
-// and misses, and the request's decision.
-func (z *authorizer) finish(ctx context.Context, span trace.Span, sc *decisionScope, c authz.Caller, rs []tool.Route, allowed []bool, err error) {
-	defer span.End()
+// finish records the decision: its event on the asking span, a count
+// per route, cache hits and misses, and the request's decision.
+func (z *authorizer) finish(ctx context.Context, sc *decisionScope, c authz.Caller, rs []tool.Route, allowed []bool, err error) {
 	failed := ""
 	if err != nil {
 		failed = errorOutcome(err)
 	}
 	anyAllowed := false
 	sc.mu.Lock()
-	defer sc.mu.Unlock()
+	asked := len(sc.inner) > 0 // an inner decorator was asked: a cache missed
 	for i, r := range rs {
 		o := failed
 		if err == nil {
@@ -163,10 +175,11 @@ func (z *authorizer) finish(ctx context.Context, span trace.Span, sc *decisionSc
 			if inner {
 				res = "miss"
 			}
-			z.t.cacheLookups.Add(ctx, 1, z.t.cacheOpts.get(res, cacheAttrs))
+			z.t.cacheLookups.Add(ctx, 1, z.t.cacheOpts.get(res, cacheMeasurement).add...)
 		}
-		z.t.decisions.Add(ctx, 1, z.t.decisionOpts.get([2]string{o, src}, decisionAttrs))
+		z.t.decisions.Add(ctx, 1, z.t.decisionOpts.get([2]string{o, src}, decisionMeasurement).add...)
 	}
+	sc.mu.Unlock()
 	outcome := failed
 	if err == nil {
 		outcome = outcomeDeny
@@ -174,25 +187,42 @@ func (z *authorizer) finish(ctx context.Context, span trace.Span, sc *decisionSc
 			outcome = outcomeAllow
 		}
 	}
-	if span.IsRecording() {
-		attrs := [...]attribute.KeyValue{z.sourceAttr, AttrAuthzRoutes.Int(len(rs)), AttrAuthzOutcome.String(outcome), {}}
-		n := 3
-		if failed == outcomeOutage || failed == outcomeUnauthenticated {
-			attrs[3] = semconv.ErrorTypeKey.String(failed)
-			n++
-			span.SetStatus(codes.Error, failed)
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		k := eventKey{source: z.source, routes: len(rs), outcome: outcome}
+		if z.source == SourceCache {
+			k.cache = "hit"
+			if asked {
+				k.cache = "miss"
+			}
 		}
-		span.SetAttributes(attrs[:n]...)
+		span.AddEvent(eventAuthorize, z.t.events.get(k, eventOptions)...)
 	}
 	if st := requestFrom(ctx); st != nil {
 		st.noteDecision(c.Subject, outcome)
 	}
 }
 
-func cacheAttrs(res string) []attribute.KeyValue {
-	return []attribute.KeyValue{AttrCacheResult.String(res)}
+// eventKey is the attributes of a decision's event.
+type eventKey struct {
+	source, outcome, cache string
+	routes                 int
 }
 
-func decisionAttrs(k [2]string) []attribute.KeyValue {
-	return []attribute.KeyValue{AttrAuthzOutcome.String(k[0]), AttrAuthzSource.String(k[1])}
+func eventOptions(k eventKey) []trace.EventOption {
+	attrs := []attribute.KeyValue{AttrAuthzSource.String(k.source), AttrAuthzRoutes.Int(k.routes), AttrAuthzOutcome.String(k.outcome)}
+	if k.cache != "" {
+		attrs = append(attrs, AttrCacheResult.String(k.cache))
+	}
+	if k.outcome == outcomeOutage || k.outcome == outcomeUnauthenticated {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(k.outcome))
+	}
+	return []trace.EventOption{trace.WithAttributes(attrs...)}
+}
+
+func cacheMeasurement(res string) *measurement {
+	return newMeasurement([]attribute.KeyValue{AttrCacheResult.String(res)}, nil)
+}
+
+func decisionMeasurement(k [2]string) *measurement {
+	return newMeasurement([]attribute.KeyValue{AttrAuthzOutcome.String(k[0]), AttrAuthzSource.String(k[1])}, nil)
 }

@@ -75,8 +75,11 @@ func benchPair(b *testing.B, up *upstream, name string) (off, on *mcp.ClientSess
 
 // BenchmarkCallPaired alternates tools/call with telemetry off and on,
 // call by call, in one loop, and reports each one's median and their
-// ratio: "get_item" reaches the upstream (an authorization, an upstream
-// request), "whoami" is local.
+// ratio, and each one's CPU time and allocations per call
+// (benchtools.Paired): "get_item" reaches the upstream (an
+// authorization, an upstream request), "whoami" is local. The process
+// runs client, server and upstream, so both sides' figures hold all
+// three; their difference is telemetry's.
 func BenchmarkCallPaired(b *testing.B) {
 	up := newUpstream(b)
 	for _, name := range []string{"get_item", "whoami"} {

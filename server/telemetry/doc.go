@@ -10,7 +10,7 @@
 // accepts, plus one observer:
 //
 //	tel, _ := telemetry.New(telemetry.Options{TracerProvider: tp, MeterProvider: mp, Audit: telemetry.NewJSONAudit(f, nil)})
-//	a := tel.Authorizer(policy, telemetry.SourcePolicy)          // decision spans and metrics
+//	a := tel.Authorizer(policy, telemetry.SourcePolicy)          // decision events and metrics
 //	s, _ := server.New(server.Options{
 //		Authorizer: a,
 //		Observers:  []mcp.Middleware{tel.Middleware()},      // the server span, MCP metrics, audit
@@ -45,21 +45,28 @@
 //     "rate_limited", "tool_error", …). Its parent is
 //     the trace context in params._meta ("traceparent", "tracestate": the
 //     MCP convention), else the HTTP request's traceparent header, else
-//     the context's span.
-//   - "toolroute.authorize" (internal) per authorization decision, under
-//     the span that asked (the server span for the visibility check of a
-//     tools/list or tools/call, the upstream span's parent for an upstream
+//     the context's span. What is known when the request arrives (its
+//     method, version, session, tool and caller) is on the span when it
+//     starts, where a sampler sees it; so is the tool in its name, from
+//     the tool's second call on (the first tells that the server has
+//     it: a name the server does not have is never a span's name).
+//   - A "toolroute.authorize" event per authorization decision, on the
+//     span that asked (the server span for the visibility check of a
+//     tools/list or tools/call, the upstream span for an upstream
 //     request): toolroute.authz.source, toolroute.authz.routes,
-//     toolroute.authz.outcome, error.type. An RBAC proxy's HTTP calls are
-//     client spans under it ([Telemetry.ProxyTransport], otelhttp).
+//     toolroute.authz.outcome, toolroute.authz.cache.result (at a
+//     decorated cache: "hit" if it answered every route, else "miss"),
+//     error.type. An RBAC proxy's HTTP calls are client spans under the
+//     span that asked ([Telemetry.ProxyTransport], otelhttp).
 //   - "{METHOD} {route template}" (client) per upstream request, with
 //     http.request.method, url.template, server.address, server.port,
-//     http.response.status_code, error.type, toolroute.service. The
-//     request carries the span's W3C trace context to the upstream.
+//     http.response.status_code, error.type, toolroute.service (all but
+//     the status and error.type from its start). The request carries the
+//     span's W3C trace context to the upstream, sampled or not.
 //
-// No span holds a bearer token, an argument value or a concrete upstream
-// path (it holds argument values): upstream spans have url.template, not
-// url.full.
+// No span or event holds a bearer token, an argument value or a
+// concrete upstream path (it holds argument values): upstream spans have
+// url.template, not url.full.
 //
 // # Metrics
 //
@@ -111,8 +118,12 @@
 // # Cost
 //
 // Nothing is installed unless the application installs it. Installed, a
-// tools/call costs one server span, one span per authorization decision
-// and per upstream request, and a few metric records (their attribute sets
-// are made once and kept). With the no-op tracer provider (metrics only)
-// no span attribute is built.
+// tools/call of a mapped tool costs two spans: the server span and one
+// per upstream request; each authorization decision is an event on one
+// of them. Metric attribute sets, upstream span names and start
+// attributes, and tools' span names are made once and kept, so that
+// recording allocates nothing for them. A span that is not sampled gets
+// no attribute or event beyond its start options. The work around a call
+// is kept out of the frames that stay on the stack while the call runs,
+// so that the request's goroutine needs no bigger stack for it.
 package telemetry

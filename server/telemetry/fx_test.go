@@ -53,8 +53,9 @@ func TestModule(t *testing.T) {
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "delete_item", Arguments: map[string]any{"id": itemID}}); err == nil {
 		t.Fatal("delete_item: no error")
 	}
-	spanNamed(t, spans.Ended(), "tools/call delete_item")
-	spanNamed(t, spans.Ended(), "toolroute.authorize")
+	if evs := decisions(spanNamed(t, spans.Ended(), "tools/call delete_item")); len(evs) != 1 || evs[0]["toolroute.authz.outcome"] != "deny" {
+		t.Errorf("the refused call's authorization events: %v", evs)
+	}
 	var rm = collect(t, reader)
 	if got, want := points(rm[telemetry.MetricAuthzDecisions]), map[string]int64{"toolroute.authz.outcome=deny,toolroute.authz.source=policy": 1}; !maps.Equal(got, want) {
 		t.Errorf("decisions %v, want %v", got, want)

@@ -164,11 +164,16 @@ type envOptions struct {
 	inner      authz.Authorizer                // instead of the test policy
 	middleware []mcp.Middleware                // the server's Options.Middleware
 	registry   func(*registry.Registry[*deps]) // adds tools to testRegistry's
+	sampler    sdktrace.Sampler                // nil: the SDK's default
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
 	e := &env{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader(), audit: &syncbuf.Buffer{}, upstream: newUpstream(t)}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(e.spans))
+	topts := []sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(e.spans)}
+	if o.sampler != nil {
+		topts = append(topts, sdktrace.WithSampler(o.sampler))
+	}
+	tp := sdktrace.NewTracerProvider(topts...)
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(e.reader))
 	t.Cleanup(func() { tp.Shutdown(context.Background()); mp.Shutdown(context.Background()) })
 	var err error

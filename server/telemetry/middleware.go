@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolroute/toolroute/authz"
@@ -35,9 +36,25 @@ const (
 )
 
 // request is what the decorators learn about one MCP request, shared
-// through its context.
+// through its context. The fields above mu are set when the request
+// arrives and read when it ends, on its goroutine; the ones below, which
+// the authorizer and the transport write, are guarded by mu.
 type request struct {
-	tool     string // the tools/call's tool name; "" for other requests
+	tool    string               // the tools/call's tool name; "" for other requests
+	call    *mcp.CallToolRequest // the tools/call; nil for other requests
+	method  string               // mcp.method.name
+	version string               // mcp.protocol.version; "" if none
+	start   time.Time
+	span    trace.Span
+	named   bool // the span was named after its tool when it started
+	ended   bool // end has run
+
+	// startAttrs holds the span's attributes known when the request
+	// arrives (the backing array of its start option): part of this one
+	// allocation rather than one of their own.
+	startAttrs [8]attribute.KeyValue
+	startOpts  [2]trace.SpanStartOption
+
 	mu       sync.Mutex
 	subject  string
 	client   string   // the caller's OAuth client, if known
@@ -131,108 +148,165 @@ func (t *Telemetry) Middleware() mcp.Middleware {
 	}
 }
 
-func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (res mcp.Result, err error) {
-	start := time.Now()
-	st := &request{}
+// serve observes one request. Its own frame is small, because next runs
+// the whole call path on this goroutine's stack: the span's and the
+// metrics' work is in begin and end, whose frames are gone while next
+// runs (a bigger frame here made the request's goroutine grow its stack,
+// a copy of it, on every call).
+func (t *Telemetry) serve(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	ctx, st := t.begin(ctx, method, req)
+	defer t.abandon(ctx, st)
+	res, err := next(ctx, method, req)
+	t.end(ctx, st, req, res, err)
+	return res, err
+}
+
+// serverKind is the server span's kind option, made once.
+var serverKind = trace.WithSpanKind(trace.SpanKindServer)
+
+// begin starts the request's span, with the attributes known on arrival
+// (so that a sampler sees them), and returns the context carrying it and
+// the request's state.
+func (t *Telemetry) begin(ctx context.Context, method string, req mcp.Request) (context.Context, *request) {
+	st := &request{start: time.Now(), method: methodName(method), version: protocolVersion(req)}
 	if c, ok := authz.CallerFromContext(ctx); ok {
 		st.subject, st.client, st.actors = c.Subject, c.Client, c.Actors
 	}
 	ctx = context.WithValue(ctx, requestKey{}, st)
 	ctx = t.parent(ctx, req)
-	mname := methodName(method)
-	var (
-		toolName string
-		call     *mcp.CallToolRequest
-	)
 	if method == "tools/call" {
 		if cr, ok := req.(*mcp.CallToolRequest); ok && cr.Params != nil {
-			call, toolName = cr, cr.Params.Name
-			st.tool = toolName
+			st.call, st.tool = cr, cr.Params.Name
 		}
 	}
-	version := protocolVersion(req)
-	ctx, span := t.tracer.Start(ctx, mname, trace.WithSpanKind(trace.SpanKindServer))
-	defer span.End()
-	if call != nil {
+	name := st.method
+	attrs := append(st.startAttrs[:0], semconv.McpMethodNameKey.String(st.method))
+	if st.version != "" {
+		attrs = append(attrs, semconv.McpProtocolVersion(st.version))
+	}
+	if s, ok := req.GetSession().(*mcp.ServerSession); ok && s != nil && s.ID() != "" {
+		attrs = append(attrs, semconv.McpSessionID(s.ID()))
+	}
+	if st.call != nil {
+		attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(truncate.String(st.tool)))
+		if n, ok := t.toolSpans.lookup(st.tool); ok {
+			name, st.named = n, true
+		}
+	}
+	if st.subject != "" {
+		attrs = append(attrs, semconv.EnduserID(st.subject))
+	}
+	// An agent acting for the user: who acts, for whom.
+	if st.client != "" {
+		attrs = append(attrs, attrClient.String(st.client))
+	}
+	if len(st.actors) > 0 {
+		attrs = append(attrs, attrActors.StringSlice(st.actors))
+	}
+	st.startOpts = [2]trace.SpanStartOption{serverKind, trace.WithAttributes(attrs...)}
+	ctx, st.span = t.tracer.Start(ctx, name, st.startOpts[:]...)
+	if st.call != nil {
 		t.active.Add(ctx, 1)
-		defer t.active.Add(context.WithoutCancel(ctx), -1)
-		if len(call.Params.InputResponses) > 0 {
-			t.question(ctx, st, toolName, "answered", "input_required", "")
+		if len(st.call.Params.InputResponses) > 0 {
+			t.question(ctx, st, st.tool, "answered", "input_required", "")
 		}
 	}
+	return ctx, st
+}
 
-	res, err = next(ctx, method, req)
+// abandon ends the span and the active call of a request whose handler
+// panicked (end did not run): the server's panic boundary, outside the
+// observers, answers it.
+func (t *Telemetry) abandon(ctx context.Context, st *request) {
+	if st.ended {
+		return
+	}
+	st.span.End()
+	if st.call != nil {
+		t.active.Add(context.WithoutCancel(ctx), -1)
+	}
+}
 
-	o := classify(ctx, call != nil, res, err, st)
-	known := call != nil && !o.unknownTool
-	if span.IsRecording() {
-		// The attributes at the end, in one call: the subject may have been
-		// learnt by the authorizer meanwhile.
-		var buf [11]attribute.KeyValue
-		attrs := append(buf[:0], semconv.McpMethodNameKey.String(mname))
-		if version != "" {
-			attrs = append(attrs, semconv.McpProtocolVersion(version))
-		}
-		if s, ok := req.GetSession().(*mcp.ServerSession); ok && s != nil && s.ID() != "" {
-			attrs = append(attrs, semconv.McpSessionID(s.ID()))
-		}
-		if call != nil {
-			attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(truncate.String(toolName)))
-		}
-		st.mu.Lock()
-		subject := st.subject
-		st.mu.Unlock()
-		if subject != "" {
-			attrs = append(attrs, semconv.EnduserID(subject))
-		}
-		// An agent acting for the user: who acts, for whom.
-		if st.client != "" {
-			attrs = append(attrs, attrClient.String(st.client))
-		}
-		if len(st.actors) > 0 {
-			attrs = append(attrs, attrActors.StringSlice(st.actors))
+// end records the request's answer: its span's remaining attributes and
+// status, and its metrics and audit record.
+func (t *Telemetry) end(ctx context.Context, st *request, req mcp.Request, res mcp.Result, err error) {
+	st.ended = true
+	o := classify(ctx, st.call != nil, res, err, st)
+	known := st.call != nil && !o.unknownTool
+	k := opKey{method: st.method, version: st.version, errorType: o.errorType, rpcCode: o.rpcCode}
+	if known {
+		k.tool = st.tool
+	}
+	m := t.opOpts.get(k, opMeasurement)
+	if span := st.span; span.IsRecording() {
+		if !startedWith(st, semconv.EnduserIDKey) {
+			st.mu.Lock()
+			subject := st.subject
+			st.mu.Unlock()
+			if subject != "" {
+				// Learnt by the authorizer meanwhile.
+				span.SetAttributes(semconv.EnduserID(subject))
+			}
 		}
 		if o.errorType != "" {
-			attrs = append(attrs, semconv.ErrorTypeKey.String(o.errorType))
-			if o.rpcCode != "" {
-				attrs = append(attrs, semconv.RPCResponseStatusCodeKey.String(o.rpcCode))
-			}
+			span.SetAttributes(m.span...)
 			span.SetStatus(codes.Error, o.outcome)
 		}
-		span.SetAttributes(attrs...)
-		if known {
-			span.SetName(mname + " " + toolName)
+		switch {
+		case known && !st.named:
+			span.SetName(t.toolSpans.get(st.tool, toolSpanName))
+		case !known && st.named:
+			// A tool the server no longer has.
+			span.SetName(st.method)
 		}
 	}
-	k := opKey{method: mname, version: version, errorType: o.errorType, rpcCode: o.rpcCode}
-	if known {
-		k.tool = toolName
+	st.span.End()
+	if st.call != nil {
+		t.active.Add(context.WithoutCancel(ctx), -1)
 	}
-	d := time.Since(start)
-	t.opDuration.Inst().Record(ctx, d.Seconds(), t.opOpts.get(k, opAttrs))
+	d := time.Since(st.start)
+	t.opDuration.Inst().Record(ctx, d.Seconds(), m.rec...)
 
 	deprecated := false
 	if known {
 		if rec := srvoutcome.From(ctx); rec != nil && rec.Deprecated() {
 			deprecated = true
-			t.deprecatedCalls.Add(ctx, 1, t.toolOpts.get(toolName, toolAttrs))
+			t.deprecatedCalls.Add(ctx, 1, t.toolOpts.get(st.tool, toolMeasurement).add...)
 		}
 	}
 	switch {
-	case method == "initialize":
+	case st.method == "initialize":
 		t.trackSession(req)
-	case call != nil && o.outcome == callInput:
-		t.question(ctx, st, toolName, "asked", "input_required", "")
+	case st.call != nil && o.outcome == callInput:
+		t.question(ctx, st, st.tool, "asked", "input_required", "")
 	}
 	if t.audit != nil {
 		switch {
-		case call != nil:
-			t.auditCall(ctx, st, call, known, deprecated, o, start, d)
-		case method == "tools/list":
-			t.auditList(ctx, st, res, o, start, d)
+		case st.call != nil:
+			t.auditCall(ctx, st, st.call, known, deprecated, o, st.start, d)
+		case st.method == "tools/list":
+			t.auditList(ctx, st, res, o, st.start, d)
 		}
 	}
-	return res, err
+}
+
+// startedWith reports whether the request's span started with an
+// attribute of key k.
+func startedWith(st *request, k attribute.Key) bool {
+	for _, kv := range st.startAttrs {
+		if kv.Key == k {
+			return true
+		}
+	}
+	return false
+}
+
+// toolSpanName is the server span name of a call of tool, kept in
+// Telemetry.toolSpans for the tools the server answered as its own (never
+// for a caller's made-up name): so that a call's span is named when it
+// starts, where a sampler sees the name, rather than renamed at its end.
+func toolSpanName(tool string) string {
+	return string(mcpconv.MethodNameToolsCall) + " " + tool
 }
 
 // How a request other than tools/call ended (Record.Outcome), in the
@@ -399,11 +473,14 @@ type opKey struct {
 	method, tool, version, errorType, rpcCode string
 }
 
-func toolAttrs(name string) []attribute.KeyValue {
-	return []attribute.KeyValue{semconv.GenAIToolName(name)}
+// toolMeasurement is the measurement of a counter by tool alone.
+func toolMeasurement(name string) *measurement {
+	return newMeasurement([]attribute.KeyValue{semconv.GenAIToolName(name)}, nil)
 }
 
-func opAttrs(k opKey) []attribute.KeyValue {
+// opMeasurement is the measurement of k, and the attributes of its
+// request's span at its end: error.type and rpc.response.status_code.
+func opMeasurement(k opKey) *measurement {
 	attrs := []attribute.KeyValue{semconv.McpMethodNameKey.String(k.method)}
 	if k.tool != "" {
 		attrs = append(attrs, semconv.GenAIToolName(k.tool))
@@ -411,11 +488,12 @@ func opAttrs(k opKey) []attribute.KeyValue {
 	if k.version != "" {
 		attrs = append(attrs, semconv.McpProtocolVersion(k.version))
 	}
+	var span []attribute.KeyValue
 	if k.errorType != "" {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(k.errorType))
+		span = append(span, semconv.ErrorTypeKey.String(k.errorType))
 	}
 	if k.rpcCode != "" {
-		attrs = append(attrs, semconv.RPCResponseStatusCodeKey.String(k.rpcCode))
+		span = append(span, semconv.RPCResponseStatusCodeKey.String(k.rpcCode))
 	}
-	return attrs
+	return newMeasurement(append(attrs, span...), span)
 }

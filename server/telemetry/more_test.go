@@ -47,15 +47,24 @@ func TestCacheSources(t *testing.T) {
 	}; !maps.Equal(got, want) {
 		t.Errorf("decisions: %v, want %v", got, want)
 	}
-	// One span per decision, at the outermost decorator only.
-	n := 0
+	// One event per decision, at the outermost decorator only, on the
+	// span that asked: the first call's two decisions missed the cache,
+	// the second's hit it.
+	var results []string
 	for _, s := range e.spans.Ended() {
-		if s.Name() == "toolroute.authorize" {
-			n++
+		for _, ev := range decisions(s) {
+			if ev["toolroute.authz.source"] != "cache" || ev["toolroute.authz.outcome"] != "allow" {
+				t.Errorf("span %q: authorization event %v", s.Name(), ev)
+			}
+			results = append(results, s.Name()+": "+ev["toolroute.authz.cache.result"])
 		}
 	}
-	if n != 4 {
-		t.Errorf("%d authorization spans, want 4", n)
+	slices.Sort(results)
+	if want := []string{
+		"GET /items/v1/items/{id}: hit", "GET /items/v1/items/{id}: miss",
+		"tools/call get_item: hit", "tools/call get_item: miss",
+	}; !slices.Equal(results, want) {
+		t.Errorf("authorization events %q, want %q", results, want)
 	}
 }
 

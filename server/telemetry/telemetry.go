@@ -37,7 +37,7 @@ const (
 const (
 	AttrAuthzOutcome    = attribute.Key("toolroute.authz.outcome")      // allow, deny, unauthenticated, outage
 	AttrAuthzSource     = attribute.Key("toolroute.authz.source")       // policy, proxy, cache, other
-	AttrAuthzRoutes     = attribute.Key("toolroute.authz.routes")       // routes asked about (spans only)
+	AttrAuthzRoutes     = attribute.Key("toolroute.authz.routes")       // routes asked about (decision events only)
 	AttrCacheResult     = attribute.Key("toolroute.authz.cache.result") // hit, miss
 	AttrService         = attribute.Key("toolroute.service")            // the upstream's service key
 	AttrQuestionState   = attribute.Key("toolroute.question.state")     // asked, answered
@@ -77,7 +77,7 @@ type Options struct {
 // Telemetry holds the tracer, the instruments and the audit sink, and
 // makes the decorators that feed them: [Telemetry.Middleware] (the MCP
 // server span and metrics, and the audit records), [Telemetry.Authorizer]
-// (decision spans and metrics), [Telemetry.Transport] (upstream spans and
+// (decision events and metrics), [Telemetry.Transport] (upstream spans and
 // metrics, trace context propagated), [Telemetry.ProxyTransport] (spans of
 // the RBAC proxy's HTTP calls) and [Telemetry.SendingMiddleware]
 // (elicitation questions). It must be created with [New]; it is safe for
@@ -100,11 +100,14 @@ type Telemetry struct {
 	tasks            metric.Int64Counter
 	deprecatedCalls  metric.Int64Counter
 
-	opOpts       optCache[opKey]
-	decisionOpts optCache[[2]string] // outcome, source
-	cacheOpts    optCache[string]
-	toolOpts     optCache[string] // gen_ai.tool.name
-	upOpts       optCache[upKey]
+	opOpts       memo[opKey, *measurement]
+	decisionOpts memo[[2]string, *measurement] // outcome, source
+	cacheOpts    memo[string, *measurement]
+	toolOpts     memo[string, *measurement] // gen_ai.tool.name
+	upOpts       memo[upKey, *measurement]
+	upSpans      memo[upSpanKey, *upstreamSpan]
+	toolSpans    memo[string, string] // tool name → its server spans' name
+	events       memo[eventKey, []trace.EventOption]
 }
 
 // New returns a Telemetry reporting to opts' providers. It fails only if
@@ -165,7 +168,8 @@ var sessionBuckets = []float64{1, 10, 60, 300, 900, 1800, 3600, 7200, 14400, 288
 // ProxyTransport returns base (nil: http.DefaultTransport) instrumented
 // with otelhttp, for the HTTP client of an RBAC proxy's auth API
 // (authz.ProxyAuth.Client): each request to the proxy becomes a client
-// span under the decision's span, with the trace context propagated. The
+// span under the span that asked for the decision, with the trace
+// context propagated. The
 // proxy's URLs carry no argument values (the route asked about travels
 // in headers and bodies, which are not recorded).
 func (t *Telemetry) ProxyTransport(base http.RoundTripper) http.RoundTripper {

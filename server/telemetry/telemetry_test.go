@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,6 +24,22 @@ func attrs(s sdktrace.ReadOnlySpan) map[string]string {
 	out := map[string]string{}
 	for _, kv := range s.Attributes() {
 		out[string(kv.Key)] = kv.Value.Emit()
+	}
+	return out
+}
+
+// decisions returns the attributes of the authorization events on s.
+func decisions(s sdktrace.ReadOnlySpan) []map[string]string {
+	var out []map[string]string
+	for _, ev := range s.Events() {
+		if ev.Name != "toolroute.authorize" {
+			continue
+		}
+		a := map[string]string{}
+		for _, kv := range ev.Attributes {
+			a[string(kv.Key)] = kv.Value.Emit()
+		}
+		out = append(out, a)
 	}
 	return out
 }
@@ -58,9 +75,10 @@ func noSecrets(t *testing.T, spans []sdktrace.ReadOnlySpan, values ...string) {
 }
 
 // TestCallSpanTree: a tools/call whose params._meta carries a
-// traceparent makes a server span under that remote parent, an
-// authorization span and an upstream client span under it, in one trace,
-// and the upstream receives the trace context of its span.
+// traceparent makes a server span under that remote parent and an
+// upstream client span under it, and no other span, in one trace; each
+// authorization decision is an event on the span that asked; and the
+// upstream receives the trace context of its span.
 func TestCallSpanTree(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	cs := servertest.Connect(t, e.server, &viewer, servertest.Options{})
@@ -87,24 +105,28 @@ func TestCallSpanTree(t *testing.T) {
 	if _, ok := a["error.type"]; ok {
 		t.Errorf("a successful call has error.type %q", a["error.type"])
 	}
-	authzSpans := 0
-	for _, s := range spans {
-		if s.Name() != "toolroute.authorize" {
+	// The guard's decision is an event on the server span, the upstream
+	// request's on the upstream span: no span of their own.
+	up := spanNamed(t, spans, "GET /items/v1/items/{id}")
+	for _, s := range []sdktrace.ReadOnlySpan{srv, up} {
+		evs := decisions(s)
+		if len(evs) != 1 {
+			t.Errorf("span %q: %d authorization events, want 1", s.Name(), len(evs))
 			continue
 		}
-		authzSpans++
-		if s.Parent().SpanID() != srv.SpanContext().SpanID() && s.Parent().SpanID() == (trace.SpanID{}) {
-			t.Errorf("authorization span without a parent")
-		}
-		if got := attrs(s); got["toolroute.authz.source"] != "policy" || got["toolroute.authz.outcome"] != "allow" {
-			t.Errorf("authorization span: %v", got)
+		if got := evs[0]; got["toolroute.authz.source"] != "policy" || got["toolroute.authz.outcome"] != "allow" || got["toolroute.authz.routes"] != "1" {
+			t.Errorf("span %q: authorization event %v", s.Name(), got)
 		}
 	}
-	// The guard's decision, and the upstream request's.
-	if authzSpans != 2 {
-		t.Errorf("%d authorization spans, want 2", authzSpans)
+	var inTrace []string
+	for _, s := range spans {
+		if s.SpanContext().TraceID().String() == remoteTrace {
+			inTrace = append(inTrace, s.Name())
+		}
 	}
-	up := spanNamed(t, spans, "GET /items/v1/items/{id}")
+	if len(inTrace) != 2 {
+		t.Errorf("the call's trace has spans %q, want the server span and the upstream span", inTrace)
+	}
 	if up.SpanKind() != trace.SpanKindClient || up.SpanContext().TraceID().String() != remoteTrace {
 		t.Errorf("upstream span: kind %v, trace %v", up.SpanKind(), up.SpanContext().TraceID())
 	}
@@ -120,6 +142,98 @@ func TestCallSpanTree(t *testing.T) {
 		t.Errorf("upstream received traceparent %q, want %q", got, want)
 	}
 	noSecrets(t, spans, itemID)
+}
+
+// startSampler samples every span, and remembers what it was shown of
+// each when it started: its name and attributes.
+type startSampler struct {
+	mu   sync.Mutex
+	seen map[string]map[string]string // span name → attributes
+}
+
+func (s *startSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	a := map[string]string{}
+	for _, kv := range p.Attributes {
+		a[string(kv.Key)] = kv.Value.Emit()
+	}
+	s.mu.Lock()
+	if s.seen == nil {
+		s.seen = map[string]map[string]string{}
+	}
+	s.seen[p.Name] = a
+	s.mu.Unlock()
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample, Tracestate: trace.SpanContextFromContext(p.ParentContext).TraceState()}
+}
+
+func (s *startSampler) Description() string { return "startSampler" }
+
+func (s *startSampler) shown(name string) (map[string]string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.seen[name]
+	return a, ok
+}
+
+// TestSamplerSeesStart: what is known of a request when it arrives is
+// on its span when the span starts, where a sampler sees it: the server
+// span's name and MCP attributes (named after its tool from the tool's
+// second call on: the first one tells that the server has it), and the
+// upstream span's name, route template, method and server.
+func TestSamplerSeesStart(t *testing.T) {
+	sampler := &startSampler{}
+	e := newEnv(t, envOptions{sampler: sampler})
+	cs := servertest.Connect(t, e.server, &viewer, servertest.Options{})
+	for range 2 {
+		if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": itemID}}); err != nil || res.IsError {
+			t.Fatalf("call: %v %+v", err, res)
+		}
+	}
+	check := func(name string, want map[string]string) {
+		t.Helper()
+		got, ok := sampler.shown(name)
+		if !ok {
+			t.Fatalf("the sampler was shown no span %q", name)
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("span %q at its start: %s = %q, want %q (all: %v)", name, k, got[k], v, got)
+			}
+		}
+	}
+	check("tools/call get_item", map[string]string{
+		"mcp.method.name": "tools/call", "gen_ai.tool.name": "get_item", "gen_ai.operation.name": "execute_tool",
+		"enduser.id": viewer.Subject, "mcp.protocol.version": mcp.SupportedProtocolVersions()[0],
+	})
+	host, port, _ := strings.Cut(strings.TrimPrefix(e.upstream.URL, "http://"), ":")
+	check("GET /items/v1/items/{id}", map[string]string{
+		"http.request.method": "GET", "url.template": "/items/v1/items/{id}", "toolroute.service": "items",
+		"server.address": host, "server.port": port,
+	})
+}
+
+// TestUnsampled: a request whose trace is not sampled is measured and
+// audited like any other, and the upstream still receives its trace
+// context, unsampled, so that it does not sample either.
+func TestUnsampled(t *testing.T) {
+	e := newEnv(t, envOptions{sampler: sdktrace.NeverSample()})
+	cs := servertest.Connect(t, e.server, &viewer, servertest.Options{})
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": itemID}}); err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	if spans := e.spans.Ended(); len(spans) != 0 {
+		t.Errorf("%d spans recorded, want none", len(spans))
+	}
+	got := e.upstream.received()
+	if len(got) != 1 || !strings.HasPrefix(got[0], "00-") || !strings.HasSuffix(got[0], "-00") {
+		t.Errorf("upstream received traceparent %q, want one unsampled", got)
+	}
+	v := mcp.SupportedProtocolVersions()[0]
+	if ops := points(e.collect(t)["mcp.server.operation.duration"]); ops["gen_ai.tool.name=get_item,mcp.method.name=tools/call,mcp.protocol.version="+v] != 1 {
+		t.Errorf("operation duration: %v", ops)
+	}
+	if recs := e.records(t); len(recs) != 1 || recs[0].Tool != "get_item" || recs[0].Outcome != "ok" || len(recs[0].Upstream) != 1 {
+		t.Errorf("audit: %+v", recs)
+	}
 }
 
 // descends reports whether s is under ancestor.

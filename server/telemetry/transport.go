@@ -68,22 +68,55 @@ func (tr *transport) template(r *http.Request) string {
 	return other
 }
 
+// RoundTrip sends r under its span. Its own frame is small, because the
+// base transport's work is deep: the span's and the metric's work is in
+// begin and end (see Telemetry.serve). The span ends when RoundTrip
+// returns, or panics.
 func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
-	start := time.Now()
-	tmpl := tr.template(r)
-	method := r.Method
-	if _, ok := knownHTTPMethods[method]; !ok {
-		method = other
+	u := tr.begin(r)
+	defer u.span.End()
+	resp, err := tr.base.RoundTrip(u.out)
+	tr.end(r, &u, resp, err)
+	return resp, err
+}
+
+// upstreamCall is one upstream request under way.
+type upstreamCall struct {
+	out    *http.Request // r with the span's context and trace headers
+	span   trace.Span
+	start  time.Time
+	tmpl   string
+	method string // the method, or "_OTHER"
+}
+
+// begin starts the request's span, with the attributes known before it
+// is sent, and returns the request to send: r with the span's context
+// and the trace context in its headers.
+func (tr *transport) begin(r *http.Request) upstreamCall {
+	u := upstreamCall{start: time.Now(), tmpl: tr.template(r), method: r.Method}
+	if _, ok := knownHTTPMethods[u.method]; !ok {
+		u.method = other
 	}
-	ctx, span := tr.t.tracer.Start(r.Context(), method+" "+tmpl, trace.WithSpanKind(trace.SpanKindClient))
-	defer span.End()
-	out := r.Clone(ctx)
-	tr.t.prop.Inject(ctx, propagation.HeaderCarrier(out.Header))
+	s := tr.t.upSpans.get(upSpanKey{tr.service, u.tmpl, u.method, r.URL.Host}, newUpstreamSpan)
+	var ctx context.Context
+	ctx, u.span = tr.t.tracer.Start(r.Context(), s.name, s.opts...)
+	// A shallow copy with headers of its own: a RoundTripper must not
+	// change the request it is given.
+	u.out = r.WithContext(ctx)
+	u.out.Header = r.Header.Clone()
+	if u.out.Header == nil {
+		u.out.Header = http.Header{}
+	}
+	tr.t.prop.Inject(ctx, propagation.HeaderCarrier(u.out.Header))
+	return u
+}
 
-	resp, err := tr.base.RoundTrip(out)
-
-	use := UpstreamRequest{Method: r.Method, Route: tmpl}
-	k := upKey{service: tr.service.Value.AsString(), template: tmpl, method: method}
+// end records the request's answer: its span's status (RoundTrip ends
+// the span), its metric and the call's audit record.
+func (tr *transport) end(r *http.Request, u *upstreamCall, resp *http.Response, err error) {
+	ctx := u.out.Context()
+	use := UpstreamRequest{Method: r.Method, Route: u.tmpl}
+	k := upKey{service: tr.service.Value.AsString(), template: u.tmpl, method: u.method}
 	if err != nil {
 		use.Error = upstreamErrorType(err)
 		k.errorType = use.Error
@@ -93,29 +126,45 @@ func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 			k.errorType = strconv.Itoa(resp.StatusCode)
 		}
 	}
-	if span.IsRecording() {
-		var buf [7]attribute.KeyValue
-		attrs := append(buf[:0], semconv.HTTPRequestMethodKey.String(method), semconv.URLTemplateKey.String(tmpl), tr.service)
-		if host, port, err := net.SplitHostPort(r.URL.Host); err == nil {
-			n, _ := strconv.Atoi(port)
-			attrs = append(attrs, semconv.ServerAddressKey.String(host), semconv.ServerPortKey.Int(n))
-		} else if r.URL.Host != "" {
-			attrs = append(attrs, semconv.ServerAddressKey.String(r.URL.Host))
-		}
-		if k.status != 0 {
-			attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(k.status))
-		}
+	m := tr.t.upOpts.get(k, upMeasurement)
+	if u.span.IsRecording() {
+		u.span.SetAttributes(m.span...)
 		if k.errorType != "" {
-			attrs = append(attrs, semconv.ErrorTypeKey.String(k.errorType))
-			span.SetStatus(codes.Error, k.errorType)
+			u.span.SetStatus(codes.Error, k.errorType)
 		}
-		span.SetAttributes(attrs...)
 	}
-	tr.t.upstreamDuration.Record(ctx, time.Since(start).Seconds(), tr.t.upOpts.get(k, upAttrs))
+	tr.t.upstreamDuration.Record(ctx, time.Since(u.start).Seconds(), m.rec...)
 	if st := requestFrom(ctx); st != nil {
 		st.noteUpstream(use)
 	}
-	return resp, err
+}
+
+// upSpanKey is what an upstream span's name and start attributes are
+// made of: its service, route template, method and host. Templates and
+// methods come from bounded sets; hosts are a service's (a tool chooses
+// them, so Telemetry.upSpans bounds them too).
+type upSpanKey struct {
+	service                attribute.KeyValue
+	template, method, host string
+}
+
+// upstreamSpan is the name and start options of the upstream spans of
+// one upSpanKey: the attributes known before a request is sent are on
+// its span from the start, where a sampler sees them.
+type upstreamSpan struct {
+	name string
+	opts []trace.SpanStartOption
+}
+
+func newUpstreamSpan(k upSpanKey) *upstreamSpan {
+	attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(k.method), semconv.URLTemplateKey.String(k.template), k.service}
+	if h, port, err := net.SplitHostPort(k.host); err == nil {
+		n, _ := strconv.Atoi(port)
+		attrs = append(attrs, semconv.ServerAddressKey.String(h), semconv.ServerPortKey.Int(n))
+	} else if k.host != "" {
+		attrs = append(attrs, semconv.ServerAddressKey.String(k.host))
+	}
+	return &upstreamSpan{name: k.method + " " + k.template, opts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}}
 }
 
 // upstreamErrorType classes an upstream request's error: a refusal by
@@ -153,17 +202,20 @@ type upKey struct {
 	status                               int
 }
 
-func upAttrs(k upKey) []attribute.KeyValue {
+// upMeasurement is the measurement of k, and the attributes of its
+// span at its end: http.response.status_code and error.type.
+func upMeasurement(k upKey) *measurement {
 	attrs := []attribute.KeyValue{
 		AttrService.String(k.service),
 		semconv.URLTemplateKey.String(k.template),
 		semconv.HTTPRequestMethodKey.String(k.method),
 	}
+	var span []attribute.KeyValue
 	if k.status != 0 {
-		attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(k.status))
+		span = append(span, semconv.HTTPResponseStatusCodeKey.Int(k.status))
 	}
 	if k.errorType != "" {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(k.errorType))
+		span = append(span, semconv.ErrorTypeKey.String(k.errorType))
 	}
-	return attrs
+	return newMeasurement(append(attrs, span...), span)
 }

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"testing"
@@ -244,24 +245,64 @@ func Result(body []byte) (json.RawMessage, error) {
 // load of a shared machine, and reports the median time of each, as
 // "<baseName>-ns/<op>" and "<otherName>-ns/<op>", and their ratio
 // other/base as "ratio". Medians are robust to a shared machine's pauses.
+//
+// It reports too what each side costs the process per op, on average:
+// its CPU time (user and system, of every goroutine, while that side
+// runs: [CPUTime]) as "<name>-cpu-ns/<op>" and the ratio as "cpu-ratio",
+// and the heap objects allocated as "<name>-allocs/<op>". Wall time
+// waits for a shared machine's other processes; CPU time tells the work.
+// Both process-wide figures count the work other goroutines do meanwhile
+// (the garbage collector's, a batch span processor's, a side's work that
+// finishes after it returns), which may land on the other side: they
+// tell a difference over many iterations, not of one op. Where the CPU
+// time cannot be read (not unix) the CPU figures are left out.
 func Paired(b *testing.B, op, baseName string, base func() time.Duration, otherName string, other func() time.Duration) {
-	var baseTimes, otherTimes []time.Duration
+	var baseSide, otherSide pairedSide
 	for b.Loop() {
-		if len(baseTimes)%2 == 0 {
-			baseTimes = append(baseTimes, base())
-			otherTimes = append(otherTimes, other())
+		if len(baseSide.times)%2 == 0 {
+			baseSide.run(base)
+			otherSide.run(other)
 		} else {
-			otherTimes = append(otherTimes, other())
-			baseTimes = append(baseTimes, base())
+			otherSide.run(other)
+			baseSide.run(base)
 		}
 	}
-	if len(baseTimes) == 0 {
+	n := float64(len(baseSide.times))
+	if n == 0 {
 		return
 	}
-	bm, om := median(baseTimes), median(otherTimes)
+	bm, om := median(baseSide.times), median(otherSide.times)
 	b.ReportMetric(float64(bm.Nanoseconds()), baseName+"-ns/"+op)
 	b.ReportMetric(float64(om.Nanoseconds()), otherName+"-ns/"+op)
 	b.ReportMetric(float64(om)/float64(bm), "ratio")
+	if baseSide.cpu > 0 && otherSide.cpu > 0 {
+		b.ReportMetric(float64(baseSide.cpu.Nanoseconds())/n, baseName+"-cpu-ns/"+op)
+		b.ReportMetric(float64(otherSide.cpu.Nanoseconds())/n, otherName+"-cpu-ns/"+op)
+		b.ReportMetric(float64(otherSide.cpu)/float64(baseSide.cpu), "cpu-ratio")
+	}
+	b.ReportMetric(float64(baseSide.allocs)/n, baseName+"-allocs/"+op)
+	b.ReportMetric(float64(otherSide.allocs)/n, otherName+"-allocs/"+op)
+}
+
+// pairedSide is what one side of [Paired] has cost so far.
+type pairedSide struct {
+	times  []time.Duration
+	cpu    time.Duration // process CPU time while it ran
+	allocs uint64        // heap objects allocated while it ran
+}
+
+// allocsMetric counts the heap objects the process has allocated; reading
+// it stops no goroutine.
+const allocsMetric = "/gc/heap/allocs:objects"
+
+func (s *pairedSide) run(f func() time.Duration) {
+	sample := []metrics.Sample{{Name: allocsMetric}}
+	metrics.Read(sample)
+	allocs, cpu := sample[0].Value.Uint64(), CPUTime()
+	s.times = append(s.times, f())
+	s.cpu += CPUTime() - cpu
+	metrics.Read(sample)
+	s.allocs += sample[0].Value.Uint64() - allocs
 }
 
 // TimedCall returns a function that calls params on cs, fails b on an
