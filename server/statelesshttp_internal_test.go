@@ -16,10 +16,12 @@ import (
 // answer alike, which it cannot tell apart.)
 func TestStatelessTransportByDefault(t *testing.T) {
 	made := 0
-	defer func(f func(*mcp.Server, http.Handler) *statelesshttp.Handler) { statelessTransport = f }(statelessTransport)
-	statelessTransport = func(s *mcp.Server, sdk http.Handler) *statelesshttp.Handler {
+	defer func(f func(*mcp.Server, http.Handler, statelesshttp.Options) *statelesshttp.Handler) {
+		statelessTransport = f
+	}(statelessTransport)
+	statelessTransport = func(s *mcp.Server, sdk http.Handler, opts statelesshttp.Options) *statelesshttp.Handler {
 		made++
-		return statelesshttp.New(s, sdk)
+		return statelesshttp.New(s, sdk, opts)
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	verifier := StaticTokens(map[string]authz.Caller{"t": {Subject: "s"}})

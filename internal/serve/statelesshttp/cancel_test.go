@@ -41,7 +41,7 @@ func TestNewProtocolCallEndsWithItsRequest(t *testing.T) {
 	h := statelesshttp.New(s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		handedOn.Store(true)
 		http.Error(w, "not the fast path", http.StatusTeapot)
-	}))
+	}), statelesshttp.Options{})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
