@@ -167,10 +167,10 @@ var plainMethods = map[string]bool{
 }
 
 // newPlainMethods are the methods the fast path serves from MCP
-// 2026-07-28: those whose headers name no tool, prompt or resource
-// (Mcp-Name, which the SDK's handler checks against the body, and the
-// Mcp-Param headers of a tool's x-mcp-header arguments, which only the
-// SDK knows).
+// 2026-07-28: those whose headers name no tool, prompt or resource, and
+// those that do when their Mcp-Name (and for a tools/call, the tool's
+// x-mcp-header arguments) are as the SDK's handler wants them
+// ([Handler.namedAlike]).
 var newPlainMethods = map[string]bool{
 	"tools/list":               true,
 	"prompts/list":             true,
