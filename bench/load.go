@@ -12,9 +12,10 @@ import (
 // Target is a server a load run calls: its MCP endpoint and the bearer
 // its caller sends ("" for none).
 type Target struct {
-	Name  string
-	URL   string
-	Token string
+	Name   string
+	URL    string
+	Token  string
+	Header http.Header // set on every request (see benchtools.Client.Header)
 }
 
 // Stats are the figures of a load run.
@@ -71,7 +72,7 @@ func Load(hc *http.Client, t Target, body []byte, clients int, d time.Duration, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := &benchtools.Client{HTTP: hc}
+			c := &benchtools.Client{HTTP: hc, Header: t.Header}
 			var mine []time.Duration
 			var err error
 			for range budget {

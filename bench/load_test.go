@@ -14,13 +14,24 @@ func TestLoad(t *testing.T) {
 	s := startServers(t, 2)
 	hc := LoadClient(4)
 	defer hc.CloseIdleConnections()
-	for _, tg := range []Target{{"raw", s.raw.URL + "/mcp", ""}, {"toolroute", s.toolroute.URL + "/mcp", benchtools.Token}, {"mcpgo", s.mcpgo.URL + "/mcp", ""}} {
-		var c benchtools.Client
-		body, err := c.Post(tg.URL, tg.Token, benchtools.CallBody(benchtools.Name(1)))
-		if err != nil || !bytes.Contains(body, []byte(`"name":"item 42"`)) || bytes.Contains(body, []byte(`"isError":true`)) {
-			t.Fatalf("%s: the call answers %s (%v), want the item", tg.Name, body, err)
+	body26, h26 := benchtools.Call(benchtools.Name(1), benchtools.NewVersion)
+	for _, tg := range []Target{
+		{Name: "raw", URL: s.raw.URL + "/mcp"},
+		{Name: "toolroute", URL: s.toolroute.URL + "/mcp", Token: benchtools.Token},
+		{Name: "mcpgo", URL: s.mcpgo.URL + "/mcp"},
+		{Name: "raw 2026-07-28", URL: s.raw.URL + "/mcp", Header: h26},
+		{Name: "toolroute 2026-07-28", URL: s.toolroute.URL + "/mcp", Token: benchtools.Token, Header: h26},
+	} {
+		body := benchtools.CallBody(benchtools.Name(1))
+		if tg.Header != nil {
+			body = body26
 		}
-		st, err := Load(hc, tg, benchtools.CallBody(benchtools.Name(1)), 4, 5*time.Second, 40)
+		c := benchtools.Client{Header: tg.Header}
+		got, err := c.Post(tg.URL, tg.Token, body)
+		if err != nil || !bytes.Contains(got, []byte(`"name":"item 42"`)) || bytes.Contains(got, []byte(`"isError":true`)) {
+			t.Fatalf("%s: the call answers %s (%v), want the item", tg.Name, got, err)
+		}
+		st, err := Load(hc, tg, body, 4, 5*time.Second, 40)
 		if err != nil {
 			t.Fatalf("%s: %v", tg.Name, err)
 		}

@@ -47,6 +47,11 @@ func BenchmarkCallHTTP(b *testing.B) {
 	b.Run("toolroute", func(b *testing.B) {
 		runCalls(b, toolrouteHandler(b), "bench-token", args)
 	})
+	// toolroute-sdk is toolroute on go-sdk's stateless handler
+	// (HTTPOptions.SDKTransport) instead of its own transport.
+	b.Run("toolroute-sdk", func(b *testing.B) {
+		runCalls(b, toolrouteHandlerOn(b, true), "bench-token", args)
+	})
 	// paired alternates the two, call by call, so that both see the same
 	// machine load; it reports each one's median call time and their
 	// ratio (robust to the pauses of a shared machine).
@@ -103,9 +108,13 @@ func toolrouteServer(b *testing.B) *mcp.Server {
 }
 
 // toolrouteHandler serves toolrouteServer through an HTTPServer's handler.
-func toolrouteHandler(b *testing.B) http.Handler {
+func toolrouteHandler(b *testing.B) http.Handler { return toolrouteHandlerOn(b, false) }
+
+// toolrouteHandlerOn is toolrouteHandler, on go-sdk's stateless handler
+// if sdk (HTTPOptions.SDKTransport).
+func toolrouteHandlerOn(b *testing.B, sdk bool) http.Handler {
 	s := toolrouteServer(b)
-	hs, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(map[string]authz.Caller{"bench-token": {Subject: "bench"}})}})
+	hs, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{Verifier: server.StaticTokens(map[string]authz.Caller{"bench-token": {Subject: "bench"}}), SDKTransport: sdk}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -335,7 +335,7 @@ func newHTTPHandler(s *mcp.Server, opts HTTPOptions, rep reporter, d *drain) (_ 
 		}
 		serve := func(w http.ResponseWriter, r *http.Request, _ []byte) { streamable.ServeHTTP(w, r) }
 		if !opts.SDKTransport {
-			serve = statelessTransport(s, streamable).Serve
+			serve = statelessTransport(s, streamable, statelesshttp.Options{HeaderParams: rep.headerParams}).Serve
 		}
 		mcpHandler, unsubscribe = bindCalls(serve, maxBody, rel, d)
 	} else {

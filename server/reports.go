@@ -10,11 +10,15 @@ import (
 )
 
 // reporter is where a server's layers report: a logger (redacting) and
-// [Options.OnError] (nil: none).
+// [Options.OnError] (nil: none); and, for a server [New] built, what its
+// stateless transport needs to know of its tools: headerParams, the
+// statelesshttp.Options.HeaderParams of its described tools (nil: the
+// transport serves no 2026-07-28 tools/call itself).
 type reporter struct {
-	log     *slog.Logger
-	onError func(error)
-	lists   *listeners // Options.ListChanged's, or nil
+	log          *slog.Logger
+	onError      func(error)
+	lists        *listeners // Options.ListChanged's, or nil
+	headerParams func(name string) bool
 }
 
 func (o *Options) reporter() reporter { return reporter{log: o.logger(), onError: o.OnError} }

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -160,8 +162,27 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	mw = append(mw, plainSchemaErrors)
 	mw = append(mw, opts.Middleware...)
 	s.AddReceivingMiddleware(mw...)
-	rememberReporter(s, reporter{log: c.log, onError: opts.OnError, lists: lists})
+	rememberReporter(s, reporter{log: c.log, onError: opts.OnError, lists: lists, headerParams: headerParams(tools)})
 	return s, nil
+}
+
+// headerParams reports, for the stateless transport, whether the tool of
+// a name may have an argument with an x-mcp-header annotation, whose
+// Mcp-Param header go-sdk's handler checks from MCP 2026-07-28: true
+// unless it is one of tools (an undescribed tool is hidden, and the SDK
+// still looks it up) and its input schema, encoded as the SDK is given
+// it, does not contain "x-mcp-header" anywhere.
+func headerParams(tools []*tool.Call) func(name string) bool {
+	plain := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		if t.InputSchema == nil {
+			continue
+		}
+		if b, err := json.Marshal(t.InputSchema); err == nil && !bytes.Contains(b, []byte("x-mcp-header")) {
+			plain[t.Tool] = true
+		}
+	}
+	return func(name string) bool { return !plain[name] }
 }
 
 // listTTL sets the ttlMs of every tools/list page to ttl (authz sets its

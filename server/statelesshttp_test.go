@@ -113,6 +113,20 @@ func serverCorpus() []httpProbe {
 				}
 				ps = append(ps, httpProbe{name: tag + "/" + c.name, header: hh, body: `{"jsonrpc":"2.0","id":3,"method":"` + c.method + `","params":` + params + `}`})
 			}
+			if v == "2026-07-28" {
+				body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},` + meta2026 + `}}`
+				for name, hh := range map[string]map[string]string{
+					"name mismatch":    {"Mcp-Method": "tools/call", "Mcp-Name": "whoami"},
+					"no Mcp-Name":      {"Mcp-Method": "tools/call"},
+					"wrong Mcp-Method": {"Mcp-Method": "tools/list", "Mcp-Name": "echo"},
+					"stray Mcp-Param":  {"Mcp-Method": "tools/call", "Mcp-Name": "echo", "Mcp-Param-Text": "hi"},
+				} {
+					for k, x := range h {
+						hh[k] = x
+					}
+					ps = append(ps, httpProbe{name: tag + "/echo, " + name, header: hh, body: body})
+				}
+			}
 			ps = append(ps,
 				httpProbe{name: tag + "/cancelled", header: h, body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`},
 				httpProbe{name: tag + "/batch", header: h, body: `[{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}]`},

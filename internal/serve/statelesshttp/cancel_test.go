@@ -21,12 +21,22 @@ import (
 // serves is cancelled when its HTTP request ends, as go-sdk's handler
 // cancels it with PropagateRequestCancellation.
 func TestNewProtocolCallEndsWithItsRequest(t *testing.T) {
+	t.Run("tools/list", func(t *testing.T) { endsWithItsRequest(t, "tools/list", "", `{`+meta2026+`}`) })
+	t.Run("tools/call", func(t *testing.T) {
+		endsWithItsRequest(t, "tools/call", "wait", `{"name":"wait","arguments":{},`+meta2026+`}`)
+	})
+}
+
+// endsWithItsRequest sends a call of method (Mcp-Name name, if any) with
+// params, which a middleware holds until its context ends, and cancels
+// its request.
+func endsWithItsRequest(t *testing.T, method, name, params string) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "c", Version: "1"}, nil)
 	started, ended, release := make(chan struct{}, 1), make(chan error, 1), make(chan struct{})
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != "tools/list" {
-				return next(ctx, method, req)
+		return func(ctx context.Context, m string, req mcp.Request) (mcp.Result, error) {
+			if m != method {
+				return next(ctx, m, req)
 			}
 			started <- struct{}{}
 			select {
@@ -41,7 +51,7 @@ func TestNewProtocolCallEndsWithItsRequest(t *testing.T) {
 	h := statelesshttp.New(s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		handedOn.Store(true)
 		http.Error(w, "not the fast path", http.StatusTeapot)
-	}))
+	}), statelesshttp.Options{HeaderParams: func(n string) bool { return n != "wait" }})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -52,14 +62,17 @@ func TestNewProtocolCallEndsWithItsRequest(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL, strings.NewReader(call("1", "tools/list", `{`+meta2026+`}`)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL, strings.NewReader(call("1", method, params)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/list")
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
 	answered := make(chan error, 1)
 	go func() {
 		resp, err := http.DefaultClient.Do(req)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -77,6 +78,9 @@ func corpusServer() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "whoami", Description: "Echoes a request header."}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x-caller: " + req.Extra.Header.Get("X-Caller") + "; version: " + req.Session.InitializeParams().ProtocolVersion}}}, nil, nil
 	})
+	s.AddTool(&mcp.Tool{Name: "region", Description: "Has an x-mcp-header argument.", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "region"}}}, nil
+	})
 	s.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "who", Required: true}}}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello " + req.Params.Arguments["who"]}}}}, nil
 	})
@@ -87,6 +91,12 @@ func corpusServer() *mcp.Server {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	})
 	return s
+}
+
+// headerParams is corpusServer's Options.HeaderParams: only its tools
+// without an x-mcp-header argument report false.
+func headerParams(name string) bool {
+	return !slices.Contains([]string{"echo", "fail", "progress", "sample", "close", "whoami"}, name)
 }
 
 // legacy are the protocol versions before 2026-07-28; "" is a request
@@ -176,7 +186,7 @@ func corpus() []probe {
 			probe{name: tag + ": new-protocol _meta", header: h, body: call("1", "tools/list", `{`+meta2026+`}`)},
 		)
 	}
-	// MCP 2026-07-28 requests (the SDK's handler serves them all).
+	// MCP 2026-07-28 requests.
 	h26 := func(method, name string) map[string]string {
 		h := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method}
 		if name != "" {
@@ -185,7 +195,34 @@ func corpus() []probe {
 		return h
 	}
 	ps = append(ps,
-		probe{name: "2026: echo", header: h26("tools/call", "echo"), body: call("1", "tools/call", `{"name":"echo","arguments":{"text":"hi"},`+meta2026+`}`)},
+		probe{name: "2026: echo", header: h26("tools/call", "echo"), body: call("1", "tools/call", `{"name":"echo","arguments":{"text":"hi"},`+meta2026+`}`), plain: true},
+		probe{name: "2026: echo, meta first", header: h26("tools/call", "echo"), body: call(`"e"`, "tools/call", `{`+meta2026+`,"arguments":{"text":"hi"},"name":"echo"}`), plain: true},
+		probe{name: "2026: fail", header: h26("tools/call", "fail"), body: call("1", "tools/call", `{"name":"fail",`+meta2026+`}`), plain: true},
+		probe{name: "2026: sample", header: h26("tools/call", "sample"), body: call("1", "tools/call", `{"name":"sample","arguments":{},`+meta2026+`}`), plain: true},
+		probe{name: "2026: close", header: h26("tools/call", "close"), body: call("1", "tools/call", `{"name":"close","arguments":{},`+meta2026+`}`), plain: true},
+		probe{name: "2026: whoami", header: map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "whoami", "X-Caller": "c1"}, body: call("1", "tools/call", `{"name":"whoami","arguments":{},`+meta2026+`}`), plain: true},
+		probe{name: "2026: bad arguments", header: h26("tools/call", "echo"), body: call("1", "tools/call", `{"name":"echo","arguments":{"text":5},`+meta2026+`}`), plain: true},
+		probe{name: "2026: no Mcp-Name", header: h26("tools/call", ""), body: call("1", "tools/call", `{"name":"echo","arguments":{"text":"hi"},`+meta2026+`}`)},
+		probe{name: "2026: Mcp-Name case", header: h26("tools/call", "ECHO"), body: call("1", "tools/call", `{"name":"echo","arguments":{"text":"hi"},`+meta2026+`}`)},
+		probe{name: "2026: call under Mcp-Method tools/list", header: h26("tools/list", "echo"), body: call("1", "tools/call", `{"name":"echo","arguments":{"text":"hi"},`+meta2026+`}`)},
+		probe{name: "2026: no name in body", header: h26("tools/call", "echo"), body: call("1", "tools/call", `{"arguments":{"text":"hi"},`+meta2026+`}`)},
+		probe{name: "2026: name twice", header: h26("tools/call", "echo"), body: call("1", "tools/call", `{"name":"fail","name":"echo",`+meta2026+`}`)},
+		probe{name: "2026: NAME", header: h26("tools/call", "echo"), body: call("1", "tools/call", `{"NAME":"fail","name":"echo",`+meta2026+`}`)},
+		probe{name: "2026: name not a string", header: h26("tools/call", "5"), body: call("1", "tools/call", `{"name":5,`+meta2026+`}`)},
+		probe{name: "2026: arguments not an object", header: h26("tools/call", "echo"), body: call("1", "tools/call", `{"name":"echo","arguments":"x",`+meta2026+`}`), plain: true},
+		probe{name: "2026: name in arguments", header: h26("tools/call", "echo"), body: call("1", "tools/call", `{"name":"echo","arguments":{"text":"name"},`+meta2026+`}`), plain: true},
+		probe{name: "2026: requestState", header: h26("tools/call", "echo"), body: call("1", "tools/call", `{"name":"echo","arguments":{"text":"hi"},"requestState":"s",`+meta2026+`}`)},
+		probe{name: "2026: header tool, right Mcp-Param", header: map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "region", "Mcp-Param-Region": "eu"}, body: call("1", "tools/call", `{"name":"region","arguments":{"region":"eu"},`+meta2026+`}`)},
+		probe{name: "2026: header tool, wrong Mcp-Param", header: map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "region", "Mcp-Param-Region": "us"}, body: call("1", "tools/call", `{"name":"region","arguments":{"region":"eu"},`+meta2026+`}`)},
+		probe{name: "2026: header tool, no Mcp-Param", header: h26("tools/call", "region"), body: call("1", "tools/call", `{"name":"region","arguments":{"region":"eu"},`+meta2026+`}`)},
+		probe{name: "2026: prompt", header: h26("prompts/get", "greet"), body: call("1", "prompts/get", `{"name":"greet","arguments":{"who":"y"},`+meta2026+`}`), plain: true},
+		probe{name: "2026: unknown prompt", header: h26("prompts/get", "nope"), body: call("1", "prompts/get", `{"name":"nope",`+meta2026+`}`), plain: true},
+		probe{name: "2026: prompt argument not a string", header: h26("prompts/get", "greet"), body: call("1", "prompts/get", `{"name":"greet","arguments":{"who":1},`+meta2026+`}`)},
+		probe{name: "2026: prompt name mismatch", header: h26("prompts/get", "greet2"), body: call("1", "prompts/get", `{"name":"greet","arguments":{"who":"y"},`+meta2026+`}`)},
+		probe{name: "2026: resource", header: h26("resources/read", "mem://a"), body: call("1", "resources/read", `{"uri":"mem://a",`+meta2026+`}`), plain: true},
+		probe{name: "2026: template resource", header: h26("resources/read", "mem://b"), body: call("1", "resources/read", `{"uri":"mem://b",`+meta2026+`}`), plain: true},
+		probe{name: "2026: resource uri mismatch", header: h26("resources/read", "mem://b"), body: call("1", "resources/read", `{"uri":"mem://a",`+meta2026+`}`)},
+		probe{name: "2026: resource no Mcp-Name", header: h26("resources/read", ""), body: call("1", "resources/read", `{"uri":"mem://a",`+meta2026+`}`)},
 		probe{name: "2026: unknown tool", header: h26("tools/call", "nope"), body: call("1", "tools/call", `{"name":"nope","arguments":{},`+meta2026+`}`)},
 		probe{name: "2026: name mismatch", header: h26("tools/call", "other"), body: call("1", "tools/call", `{"name":"echo","arguments":{},`+meta2026+`}`)},
 		probe{name: "2026: no Mcp-Method", header: map[string]string{"Mcp-Protocol-Version": "2026-07-28"}, body: call("1", "tools/list", `{`+meta2026+`}`)},
@@ -211,7 +248,7 @@ func corpus() []probe {
 		probe{name: "2026: initialize", header: h26("initialize", ""), body: call("1", "initialize", `{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"c","version":"1"},`+meta2026+`}`)},
 		probe{name: "2026: later version", header: map[string]string{"Mcp-Protocol-Version": "2027-01-01", "Mcp-Method": "tools/list"}, body: call("1", "tools/list", `{`+meta2026+`}`)},
 		probe{name: "2026: notification", header: h26("notifications/cancelled", ""), body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`},
-		probe{name: "2026: progress", header: h26("tools/call", "progress"), body: call("1", "tools/call", `{"name":"progress","arguments":{},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)},
+		probe{name: "2026: progress", header: h26("tools/call", "progress"), body: call("1", "tools/call", `{"name":"progress","arguments":{},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`), plain: true},
 		probe{name: "unsupported version", header: map[string]string{"Mcp-Protocol-Version": "1999-01-01"}, body: call("1", "ping", `{}`)},
 		probe{name: "meta version on a 2025 header", header: map[string]string{"Mcp-Protocol-Version": "2025-11-25"}, body: call("1", "tools/call", `{"name":"echo","arguments":{"text":"a"},`+meta2026+`}`)},
 	)
@@ -270,7 +307,7 @@ func servers(t *testing.T, s *mcp.Server) (check func(t *testing.T, p probe)) {
 	h := statelesshttp.New(s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		handedOn.Add(1)
 		inner.ServeHTTP(w, r)
-	}))
+	}), statelesshttp.Options{HeaderParams: headerParams})
 	own := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {

@@ -12,8 +12,12 @@
 // Mcp-Method), whose body is one well-formed JSON-RPC call of a method
 // that changes nothing in a session: before 2026-07-28, tools/call,
 // tools/list and the other list, get and read methods, ping; from
-// 2026-07-28 (with its per-request _meta), the methods whose headers
-// name nothing (the lists, completion/complete, server/discover). It
+// 2026-07-28 (with its per-request _meta), the lists,
+// completion/complete, server/discover, and prompts/get,
+// resources/read and tools/call whose Mcp-Name header equals the name
+// (or uri) in the body, as go-sdk's handler decides it, a tools/call
+// only of a tool that [Options.HeaderParams] says has no x-mcp-header
+// argument (whose Mcp-Param header only the SDK checks). It
 // decodes that body once with encoding/json, connects a session of the
 // SDK's server to a connection that hands it the call and writes the
 // answer (and the notifications the call sends before it) as
@@ -23,9 +27,9 @@
 // StreamableHTTPOptions.PropagateRequestCancellation is set.
 //
 // Every other request (GET, DELETE, batches, notifications, initialize,
-// malformed JSON, a 2026-07-28 tools/call, prompts/get or
-// resources/read, whose Mcp-Name and Mcp-Param headers only the SDK can
-// check against the tool's x-mcp-header arguments, wrong headers) goes
+// malformed JSON, a 2026-07-28 call whose Mcp-Name is missing or does
+// not match, or of a tool with x-mcp-header arguments or one
+// HeaderParams does not know, wrong headers) goes
 // to the SDK's own stateless handler,
 // which answers it as it always did. A request the fast path cannot
 // tell for sure it would answer alike goes there too: its checks may be

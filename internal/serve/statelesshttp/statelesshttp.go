@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,19 @@ type Handler struct {
 	// the fast path serves; nil: it serves none (every request goes to
 	// the SDK's handler).
 	legacy map[string]bool
+	// headerParams is Options.HeaderParams.
+	headerParams func(name string) bool
+}
+
+// Options configures a [Handler].
+type Options struct {
+	// HeaderParams reports whether the server's tool of this name may
+	// have an argument with an x-mcp-header annotation in its input
+	// schema (whose Mcp-Param header only the SDK's handler checks), and
+	// must report true for a name it does not know. The fast path serves
+	// a 2026-07-28 tools/call only of a tool for which it reports false;
+	// nil: it serves none.
+	HeaderParams func(name string) bool
 }
 
 // New returns a Handler of s that hands every request it does not serve
@@ -42,8 +56,8 @@ type Handler struct {
 // or if the process runs with go-sdk compatibility settings (MCPGODEBUG,
 // such as allowsessionsinstateless, which changes what go-sdk's handler
 // does with a stateless request), the handler serves nothing itself.
-func New(s *mcp.Server, sdk http.Handler) *Handler {
-	h := &Handler{server: s, sdk: sdk}
+func New(s *mcp.Server, sdk http.Handler, opts Options) *Handler {
+	h := &Handler{server: s, sdk: sdk, headerParams: opts.HeaderParams}
 	if !compatibility {
 		h.legacy = legacyVersions(s)
 	}
@@ -63,7 +77,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	newProtocol := r.Header.Get("Mcp-Protocol-Version") == newVersion
 	req, ok := plainRequest(body, newProtocol)
-	if !ok || newProtocol && r.Header.Get("Mcp-Method") != req.Method {
+	if !ok || newProtocol && (r.Header.Get("Mcp-Method") != req.Method || !h.namedAlike(r, req)) {
 		h.sdk.ServeHTTP(w, r)
 		return
 	}
@@ -153,10 +167,10 @@ var plainMethods = map[string]bool{
 }
 
 // newPlainMethods are the methods the fast path serves from MCP
-// 2026-07-28: those whose headers name no tool, prompt or resource
-// (Mcp-Name, which the SDK's handler checks against the body, and the
-// Mcp-Param headers of a tool's x-mcp-header arguments, which only the
-// SDK knows).
+// 2026-07-28: those whose headers name no tool, prompt or resource, and
+// those that do when their Mcp-Name (and for a tools/call, the tool's
+// x-mcp-header arguments) are as the SDK's handler wants them
+// ([Handler.namedAlike]).
 var newPlainMethods = map[string]bool{
 	"tools/list":               true,
 	"prompts/list":             true,
@@ -165,6 +179,72 @@ var newPlainMethods = map[string]bool{
 	"completion/complete":      true,
 	"server/discover":          true,
 	"ping":                     true, // removed: answered 404
+	"tools/call":               true, // when namedAlike
+	"prompts/get":              true, // when namedAlike
+	"resources/read":           true, // when namedAlike
+}
+
+// named are the 2026-07-28 methods whose Mcp-Name header the SDK's
+// handler checks against a member of the body's params, and the params
+// members the fast path takes with them (others, such as the
+// inputResponses and requestState of a retried call, go to the SDK's
+// handler).
+var named = map[string]struct {
+	member string
+	params func() any
+	keys   []string
+}{
+	"tools/call":     {"name", func() any { return new(mcp.CallToolParams) }, []string{"_meta", "name", "arguments"}},
+	"prompts/get":    {"name", func() any { return new(mcp.GetPromptParams) }, []string{"_meta", "name", "arguments"}},
+	"resources/read": {"uri", func() any { return new(mcp.ReadResourceParams) }, []string{"_meta", "uri"}},
+}
+
+// namedAlike reports whether the SDK's handler would find r's Mcp-Name
+// header, and for a tools/call its Mcp-Param headers, right for req, as
+// go-sdk v1.8.0's validateMcpHeaders decides, or true for a method that
+// names nothing. For a method of [named]: the header is set and equals
+// the body's member, a string; every params member is one of the
+// method's keys, named once with its exact case (and with no escape
+// sequence: see plainRequest), and params decode into the method's
+// params type (the SDK extracts the name by decoding them whole, and
+// refuses the request when that fails). For a tools/call, the tool must
+// have no x-mcp-header argument (Options.HeaderParams): the SDK checks
+// those arguments' Mcp-Param headers against the body, which the fast
+// path does not.
+func (h *Handler) namedAlike(r *http.Request, req *jsonrpc.Request) bool {
+	m, ok := named[req.Method]
+	if !ok {
+		return true
+	}
+	header := r.Header.Get("Mcp-Name")
+	if header == "" {
+		return false
+	}
+	p := map[string]json.RawMessage{}
+	dec := json.NewDecoder(bytes.NewReader(req.Params))
+	if _, err := dec.Token(); err != nil { // '{': plainRequest checked
+		return false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		k, _ := t.(string)
+		if err != nil || !slices.Contains(m.keys, k) || p[k] != nil {
+			return false
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return false
+		}
+		p[k] = v
+	}
+	var name string
+	if raw := p[m.member]; len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &name) != nil || name != header {
+		return false
+	}
+	if json.Unmarshal(req.Params, m.params()) != nil {
+		return false
+	}
+	return req.Method != "tools/call" || h.headerParams != nil && !h.headerParams(name)
 }
 
 // maxPlainDepth bounds the nesting of a body the fast path decodes; the

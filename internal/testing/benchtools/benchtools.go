@@ -177,12 +177,31 @@ func CallBody(name string) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + name + `","arguments":{"id":"42","limit":3}}}`)
 }
 
+// NewVersion is MCP 2026-07-28, whose requests name their method (and
+// tool) in headers and carry their protocol version in their _meta.
+const NewVersion = "2026-07-28"
+
+// Call returns the body of [CallBody] and the headers ([Client.Header])
+// of one tools/call of the named tool in protocol version (Version or
+// NewVersion; nil headers for Version).
+func Call(name, version string) ([]byte, http.Header) {
+	if version != NewVersion {
+		return CallBody(name), nil
+	}
+	body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + name + `","arguments":{"id":"42","limit":3},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"` + NewVersion + `","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	return []byte(body), http.Header{"Mcp-Protocol-Version": {NewVersion}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {name}}
+}
+
 // Client sends raw JSON-RPC POSTs and reads each response into one
 // buffer it reuses, so that a benchmark measures the server rather than
 // the client's buffer growth. A Client is not safe for concurrent use.
 type Client struct {
 	HTTP *http.Client // nil: http.DefaultClient
-	buf  bytes.Buffer
+	// Header is set on every request after the defaults: its
+	// Mcp-Protocol-Version, if any, replaces [Version] (see [Call]).
+	Header http.Header
+	buf    bytes.Buffer
 }
 
 // Post sends one JSON-RPC request to url over stateless streamable HTTP
@@ -197,6 +216,9 @@ func (c *Client) Post(url, token string, body []byte) ([]byte, error) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", Version)
+	for k, v := range c.Header {
+		req.Header[k] = v
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
