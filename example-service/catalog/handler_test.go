@@ -13,11 +13,6 @@ import (
 	"github.com/toolroute/toolroute/example-service/catalog"
 )
 
-// errBody decodes a JSON error response.
-type errBody struct {
-	Error catalog.ErrorDetail `json:"error"`
-}
-
 func TestHandler(t *testing.T) {
 	type want struct {
 		status int
