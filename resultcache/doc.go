@@ -29,5 +29,7 @@
 // through, with the caller in the context and the call's tool
 // (tool.CallFromContext) telling its Cache. A hit does not run the tool,
 // so its upstream requests are not checked again: a caller's revoked
-// access to a route takes effect for its cached results at their TTL.
+// access to a route takes effect for its cached results at their TTL,
+// unless the revocation changes the key (the caller's roles, or the
+// scope: see [Options.Scope]; the kit's is the role policy's digest).
 package resultcache
