@@ -175,9 +175,9 @@ func (z *authorizer) finish(ctx context.Context, sc *decisionScope, c authz.Call
 			if inner {
 				res = "miss"
 			}
-			z.t.cacheLookups.Add(ctx, 1, z.t.cacheOpts.get(res, cacheMeasurement).add...)
+			z.t.cacheSums.cell(res, cacheAttrs).n.Add(1)
 		}
-		z.t.decisions.Add(ctx, 1, z.t.decisionOpts.get([2]string{o, src}, decisionMeasurement).add...)
+		z.t.decisionSums.cell([2]string{o, src}, decisionAttrs).n.Add(1)
 	}
 	sc.mu.Unlock()
 	outcome := failed
@@ -219,10 +219,10 @@ func eventOptions(k eventKey) []trace.EventOption {
 	return []trace.EventOption{trace.WithAttributes(attrs...)}
 }
 
-func cacheMeasurement(res string) *measurement {
-	return newMeasurement([]attribute.KeyValue{AttrCacheResult.String(res)}, nil)
+func cacheAttrs(res string) []attribute.KeyValue {
+	return []attribute.KeyValue{AttrCacheResult.String(res)}
 }
 
-func decisionMeasurement(k [2]string) *measurement {
-	return newMeasurement([]attribute.KeyValue{AttrAuthzOutcome.String(k[0]), AttrAuthzSource.String(k[1])}, nil)
+func decisionAttrs(k [2]string) []attribute.KeyValue {
+	return []attribute.KeyValue{AttrAuthzOutcome.String(k[0]), AttrAuthzSource.String(k[1])}
 }

@@ -82,6 +82,7 @@ func benchPair(b *testing.B, up *upstream, name string) (off, on *mcp.ClientSess
 // three; their difference is telemetry's.
 func BenchmarkCallPaired(b *testing.B) {
 	up := newUpstream(b)
+	up.norecord = true
 	for _, name := range []string{"get_item", "whoami"} {
 		b.Run(name, func(b *testing.B) {
 			off, on, params := benchPair(b, up, name)
@@ -94,6 +95,7 @@ func BenchmarkCallPaired(b *testing.B) {
 // on, separately (for -benchmem's allocation counts).
 func BenchmarkCall(b *testing.B) {
 	up := newUpstream(b)
+	up.norecord = true
 	for _, on := range []bool{false, true} {
 		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
 			cs := servertest.Connect(b, benchServer(b, up, on), &viewer, servertest.Options{})

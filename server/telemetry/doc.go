@@ -79,12 +79,17 @@
 //	|-------------------------------------|---------------------------|----------------------------------------------------------------------------------------|-----------------------------------------------
 //	| mcp.server.operation.duration       | histogram, s              | mcp.method.name, gen_ai.tool.name, mcp.protocol.version, error.type, rpc.response.status_code | every MCP request, from its arrival to its answer (semantic conventions)
 //	| mcp.server.session.duration         | histogram, s              | mcp.protocol.version                                                                   | a stateful session (stdio, in-memory, stateful HTTP) opened by initialize, when it ends (semantic conventions)
-//	| toolroute.authz.decisions           | counter, {decision}       | toolroute.authz.outcome (allow, deny, unauthenticated, outage), toolroute.authz.source (policy, proxy, cache, other) | one per route decided
-//	| toolroute.authz.cache.lookups       | counter, {lookup}         | toolroute.authz.cache.result (hit, miss)                                               | one per route looked up in a decorated decision cache
+//	| toolroute.authz.decisions           | counter*, {decision}      | toolroute.authz.outcome (allow, deny, unauthenticated, outage), toolroute.authz.source (policy, proxy, cache, other) | one per route decided
+//	| toolroute.authz.cache.lookups       | counter*, {lookup}        | toolroute.authz.cache.result (hit, miss)                                               | one per route looked up in a decorated decision cache
 //	| toolroute.upstream.request.duration | histogram, s              | toolroute.service, url.template, http.request.method, http.response.status_code, error.type | one per upstream request a tool sends or authz refuses (error.type denied, unauthenticated, outage); its count is the request count
-//	| toolroute.calls.active              | up-down counter, {call}   | none                                                                                   | tools/call requests in flight
+//	| toolroute.calls.active              | up-down counter*, {call}  | none                                                                                   | tools/call requests in flight
 //	| toolroute.questions                 | counter, {question}       | toolroute.question.state (asked, answered), toolroute.question.channel (input_required, elicitation) | questions to the user, permission questions among them
-//	| toolroute.calls.deprecated          | counter, {call}           | gen_ai.tool.name                                                                       | tools/call requests of a deprecated tool (tool.Tool.Deprecated), under server.New
+//	| toolroute.calls.deprecated          | counter*, {call}          | gen_ai.tool.name                                                                       | tools/call requests of a deprecated tool (tool.Tool.Deprecated), under server.New
+//
+// The instruments marked * are asynchronous: every request counts in
+// them, so they count in memory (an atomic add) and are reported when
+// the meter provider collects. They export the same sums a synchronous
+// counter would, with no exemplars.
 //
 // error.type is, per the conventions, the JSON-RPC error code of a
 // protocol error ("-32602"; "-32010" for a call over its caller's rate
@@ -122,7 +127,10 @@
 // per upstream request; each authorization decision is an event on one
 // of them. Metric attribute sets, upstream span names and start
 // attributes, and tools' span names are made once and kept, so that
-// recording allocates nothing for them. A span that is not sampled gets
+// recording allocates nothing for them, and are read without a lock.
+// The counters every request counts in are atomic adds, reported at
+// collection; a call records two histograms (its own duration and each
+// upstream request's). A span that is not sampled gets
 // no attribute or event beyond its start options. The work around a call
 // is kept out of the frames that stay on the stack while the call runs,
 // so that the request's goroutine needs no bigger stack for it.

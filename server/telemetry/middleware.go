@@ -206,7 +206,7 @@ func (t *Telemetry) begin(ctx context.Context, method string, req mcp.Request) (
 	st.startOpts = [2]trace.SpanStartOption{serverKind, trace.WithAttributes(attrs...)}
 	ctx, st.span = t.tracer.Start(ctx, name, st.startOpts[:]...)
 	if st.call != nil {
-		t.active.Add(ctx, 1)
+		t.activeCalls.Add(1)
 		if len(st.call.Params.InputResponses) > 0 {
 			t.question(ctx, st, st.tool, "answered", "input_required", "")
 		}
@@ -223,7 +223,7 @@ func (t *Telemetry) abandon(ctx context.Context, st *request) {
 	}
 	st.span.End()
 	if st.call != nil {
-		t.active.Add(context.WithoutCancel(ctx), -1)
+		t.activeCalls.Add(-1)
 	}
 }
 
@@ -262,7 +262,7 @@ func (t *Telemetry) end(ctx context.Context, st *request, req mcp.Request, res m
 	}
 	st.span.End()
 	if st.call != nil {
-		t.active.Add(context.WithoutCancel(ctx), -1)
+		t.activeCalls.Add(-1)
 	}
 	d := time.Since(st.start)
 	t.opDuration.Inst().Record(ctx, d.Seconds(), m.rec...)
@@ -271,7 +271,7 @@ func (t *Telemetry) end(ctx context.Context, st *request, req mcp.Request, res m
 	if known {
 		if rec := srvoutcome.From(ctx); rec != nil && rec.Deprecated() {
 			deprecated = true
-			t.deprecatedCalls.Add(ctx, 1, t.toolOpts.get(st.tool, toolMeasurement).add...)
+			t.deprecatedSums.cell(st.tool, toolAttrs).n.Add(1)
 		}
 	}
 	switch {
@@ -473,9 +473,9 @@ type opKey struct {
 	method, tool, version, errorType, rpcCode string
 }
 
-// toolMeasurement is the measurement of a counter by tool alone.
-func toolMeasurement(name string) *measurement {
-	return newMeasurement([]attribute.KeyValue{semconv.GenAIToolName(name)}, nil)
+// toolAttrs are the attributes of a count by tool alone.
+func toolAttrs(name string) []attribute.KeyValue {
+	return []attribute.KeyValue{semconv.GenAIToolName(name)}
 }
 
 // opMeasurement is the measurement of k, and the attributes of its

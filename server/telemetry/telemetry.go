@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"context"
+	"sync/atomic"
 	"errors"
 	"fmt"
 	"net/http"
@@ -92,18 +94,22 @@ type Telemetry struct {
 
 	opDuration       mcpconv.ServerOperationDuration
 	sessionDuration  mcpconv.ServerSessionDuration
-	decisions        metric.Int64Counter
-	cacheLookups     metric.Int64Counter
 	upstreamDuration metric.Float64Histogram
-	active           metric.Int64UpDownCounter
 	questions        metric.Int64Counter
 	tasks            metric.Int64Counter
-	deprecatedCalls  metric.Int64Counter
+
+	// The counters every request counts in are counted in memory and
+	// reported when the meter provider collects (observe).
+	decisions       metric.Int64ObservableCounter
+	cacheLookups    metric.Int64ObservableCounter
+	active          metric.Int64ObservableUpDownCounter
+	deprecatedCalls metric.Int64ObservableCounter
+	decisionSums    sums[[2]string] // outcome, source
+	cacheSums       sums[string]    // hit, miss
+	deprecatedSums  sums[string]    // gen_ai.tool.name
+	activeCalls     atomic.Int64
 
 	opOpts       memo[opKey, *measurement]
-	decisionOpts memo[[2]string, *measurement] // outcome, source
-	cacheOpts    memo[string, *measurement]
-	toolOpts     memo[string, *measurement] // gen_ai.tool.name
 	upOpts       memo[upKey, *measurement]
 	upSpans      memo[upSpanKey, *upstreamSpan]
 	toolSpans    memo[string, string] // tool name → its server spans' name
@@ -131,17 +137,17 @@ func New(opts Options) (*Telemetry, error) {
 	errs = append(errs, err)
 	t.sessionDuration, err = mcpconv.NewServerSessionDuration(m, metric.WithExplicitBucketBoundaries(sessionBuckets...))
 	errs = append(errs, err)
-	t.decisions, err = m.Int64Counter(MetricAuthzDecisions, metric.WithUnit("{decision}"),
+	t.decisions, err = m.Int64ObservableCounter(MetricAuthzDecisions, metric.WithUnit("{decision}"),
 		metric.WithDescription("Authorization decisions, one per route decided, by outcome and by the source that decided."))
 	errs = append(errs, err)
-	t.cacheLookups, err = m.Int64Counter(MetricAuthzCache, metric.WithUnit("{lookup}"),
+	t.cacheLookups, err = m.Int64ObservableCounter(MetricAuthzCache, metric.WithUnit("{lookup}"),
 		metric.WithDescription("Lookups in the authorization decision cache, one per route, by result (hit or miss)."))
 	errs = append(errs, err)
 	t.upstreamDuration, err = m.Float64Histogram(MetricUpstreamDuration, metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries(durationBuckets...),
 		metric.WithDescription("Upstream requests the tools send, by route template, method and status, from the request until its response headers (or its refusal)."))
 	errs = append(errs, err)
-	t.active, err = m.Int64UpDownCounter(MetricCallsActive, metric.WithUnit("{call}"),
+	t.active, err = m.Int64ObservableUpDownCounter(MetricCallsActive, metric.WithUnit("{call}"),
 		metric.WithDescription("tools/call requests in flight."))
 	errs = append(errs, err)
 	t.questions, err = m.Int64Counter(MetricQuestions, metric.WithUnit("{question}"),
@@ -149,13 +155,26 @@ func New(opts Options) (*Telemetry, error) {
 	errs = append(errs, err)
 	t.tasks, err = m.Int64Counter(MetricTasks, metric.WithUnit("{change}"),
 		metric.WithDescription("Stored status changes of tasks (server/tasks), by tool and status."))
-	t.deprecatedCalls, err = m.Int64Counter(MetricDeprecatedCalls, metric.WithUnit("{call}"),
+	errs = append(errs, err)
+	t.deprecatedCalls, err = m.Int64ObservableCounter(MetricDeprecatedCalls, metric.WithUnit("{call}"),
 		metric.WithDescription("tools/call requests of deprecated tools, by tool (served by server.New, which knows the tools)."))
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("telemetry: creating the instruments: %w", err)
 	}
+	if _, err := m.RegisterCallback(t.observe, t.decisions, t.cacheLookups, t.active, t.deprecatedCalls); err != nil {
+		return nil, fmt.Errorf("telemetry: registering the counters' callback: %w", err)
+	}
 	return t, nil
+}
+
+// observe reports the counters counted in memory.
+func (t *Telemetry) observe(_ context.Context, o metric.Observer) error {
+	t.decisionSums.observe(o, t.decisions)
+	t.cacheSums.observe(o, t.cacheLookups)
+	t.deprecatedSums.observe(o, t.deprecatedCalls)
+	o.ObserveInt64(t.active, t.activeCalls.Load())
+	return nil
 }
 
 // durationBuckets are the semantic conventions' advice for
