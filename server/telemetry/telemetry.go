@@ -2,10 +2,10 @@ package telemetry
 
 import (
 	"context"
-	"sync/atomic"
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -109,11 +109,11 @@ type Telemetry struct {
 	deprecatedSums  sums[string]    // gen_ai.tool.name
 	activeCalls     atomic.Int64
 
-	opOpts       memo[opKey, *measurement]
-	upOpts       memo[upKey, *measurement]
-	upSpans      memo[upSpanKey, *upstreamSpan]
-	toolSpans    memo[string, string] // tool name → its server spans' name
-	events       memo[eventKey, []trace.EventOption]
+	opOpts    memo[opKey, *measurement]
+	upOpts    memo[upKey, *measurement]
+	upSpans   memo[upSpanKey, *upstreamSpan]
+	toolSpans memo[string, string] // tool name → its server spans' name
+	events    memo[eventKey, []trace.EventOption]
 }
 
 // New returns a Telemetry reporting to opts' providers. It fails only if
