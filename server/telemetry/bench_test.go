@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -86,6 +87,36 @@ func BenchmarkCallPaired(b *testing.B) {
 	for _, name := range []string{"get_item", "whoami"} {
 		b.Run(name, func(b *testing.B) {
 			off, on, params := benchPair(b, up, name)
+			benchtools.Paired(b, "call", "off", benchtools.TimedCall(b, off, params), "on", benchtools.TimedCall(b, on, params))
+		})
+	}
+}
+
+// BenchmarkCallPairedHTTP is BenchmarkCallPaired over stateless
+// streamable HTTP, the way a service is called: each server behind
+// server.NewHTTPServer (a bearer token, toolroute's own transport), a
+// go-sdk client for each (MCP 2026-07-28), on 127.0.0.1.
+func BenchmarkCallPairedHTTP(b *testing.B) {
+	up := newUpstream(b)
+	up.norecord = true
+	serve := func(on bool) *mcp.ClientSession {
+		hs, err := server.NewHTTPServer(benchServer(b, up, on), server.HTTPServerOptions{Endpoint: server.HTTPOptions{
+			Verifier: server.StaticTokens(map[string]authz.Caller{"bench-token": viewer}),
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ts := httptest.NewServer(hs.Handler())
+		b.Cleanup(ts.Close)
+		return servertest.ConnectHTTP(b, ts.URL+"/mcp", "bench-token", servertest.Options{})
+	}
+	for _, name := range []string{"get_item", "whoami"} {
+		b.Run(name, func(b *testing.B) {
+			off, on := serve(false), serve(true)
+			params := &mcp.CallToolParams{Name: name, Arguments: map[string]any{"id": itemID}}
+			if name == "whoami" {
+				params.Arguments = map[string]any{}
+			}
 			benchtools.Paired(b, "call", "off", benchtools.TimedCall(b, off, params), "on", benchtools.TimedCall(b, on, params))
 		})
 	}
