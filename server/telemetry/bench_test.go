@@ -8,8 +8,12 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/toolroute/toolroute/authz"
 	icall "github.com/toolroute/toolroute/internal/core/call"
@@ -29,10 +33,36 @@ func (discard) Shutdown(context.Context) error                             { ret
 
 // benchTelemetry returns telemetry over real SDK providers: a batch
 // span processor with a no-op exporter, a meter provider with a reader.
-func benchTelemetry(b testing.TB) *telemetry.Telemetry {
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-	b.Cleanup(func() { tp.Shutdown(context.Background()); mp.Shutdown(context.Background()) })
+func benchTelemetry(b testing.TB) *telemetry.Telemetry { return benchTelemetryOf(b, "sdk") }
+
+// benchProviders are the providers the paired benchmarks measure
+// telemetry over, to tell where its cost lies: "sdk" (real SDK
+// providers, every span sampled: the worst case), "unsampled" (the same,
+// with a sampler that samples nothing: spans are made but not recorded,
+// metrics are) and "noop" (OpenTelemetry's no-op providers: toolroute's
+// own work around a call alone).
+var benchProviders = []string{"sdk", "unsampled", "noop"}
+
+func benchTelemetryOf(b testing.TB, providers string) *telemetry.Telemetry {
+	var (
+		tp trace.TracerProvider
+		mp metric.MeterProvider
+	)
+	switch providers {
+	case "sdk", "unsampled":
+		sampler := sdktrace.ParentBased(sdktrace.AlwaysSample())
+		if providers == "unsampled" {
+			sampler = sdktrace.NeverSample()
+		}
+		stp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}), sdktrace.WithSampler(sampler))
+		smp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+		b.Cleanup(func() { stp.Shutdown(context.Background()); smp.Shutdown(context.Background()) })
+		tp, mp = stp, smp
+	case "noop":
+		tp, mp = tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()
+	default:
+		b.Fatalf("providers %q", providers)
+	}
 	tel, err := telemetry.New(telemetry.Options{TracerProvider: tp, MeterProvider: mp})
 	if err != nil {
 		b.Fatal(err)
@@ -42,15 +72,23 @@ func benchTelemetry(b testing.TB) *telemetry.Telemetry {
 
 // benchServer returns a server over a real upstream, with telemetry on
 // (real SDK providers: a batch span processor with a no-op exporter, a
-// meter provider with a reader, a JSON audit trail to nowhere) or off.
+// meter provider with a reader) or off.
 func benchServer(b *testing.B, up *upstream, on bool) *mcp.Server {
+	if !on {
+		return benchServerWith(b, up, nil)
+	}
+	return benchServerWith(b, up, benchTelemetry(b))
+}
+
+// benchServerWith returns a server over a real upstream, with tel's
+// middleware, authorizer and transport, or none if tel is nil.
+func benchServerWith(b *testing.B, up *upstream, tel *telemetry.Telemetry) *mcp.Server {
 	var (
 		a         authz.Authorizer = testPolicy(b)
 		transport                  = authz.Transport(http.DefaultTransport, "items", up.URL, a, authz.Options{})
 		opts                       = server.Options{Authorizer: a}
 	)
-	if on {
-		tel := benchTelemetry(b)
+	if tel != nil {
 		a = tel.Authorizer(a, telemetry.SourcePolicy)
 		transport = tel.Transport(authz.Transport(http.DefaultTransport, "items", up.URL, a, authz.Options{}), "items")
 		opts = server.Options{Authorizer: a, Observers: []mcp.Middleware{tel.Middleware()}}
@@ -62,33 +100,34 @@ func benchServer(b *testing.B, up *upstream, on bool) *mcp.Server {
 	return s
 }
 
-// benchPair connects a client to a server with telemetry off and one to
-// a server with it on, and returns the parameters of a call of name.
-func benchPair(b *testing.B, up *upstream, name string) (off, on *mcp.ClientSession, params *mcp.CallToolParams) {
-	off = servertest.Connect(b, benchServer(b, up, false), &viewer, servertest.Options{})
-	on = servertest.Connect(b, benchServer(b, up, true), &viewer, servertest.Options{})
-	params = &mcp.CallToolParams{Name: name, Arguments: map[string]any{"id": itemID}}
+// benchParams returns the parameters of a call of name.
+func benchParams(name string) *mcp.CallToolParams {
 	if name == "whoami" {
-		params.Arguments = map[string]any{}
+		return &mcp.CallToolParams{Name: name, Arguments: map[string]any{}}
 	}
-	return off, on, params
+	return &mcp.CallToolParams{Name: name, Arguments: map[string]any{"id": itemID}}
 }
 
 // BenchmarkCallPaired alternates tools/call with telemetry off and on,
 // call by call, in one loop, and reports each one's median and their
 // ratio, and each one's CPU time and allocations per call
 // (benchtools.Paired): "get_item" reaches the upstream (an
-// authorization, an upstream request), "whoami" is local. The process
-// runs client, server and upstream, so both sides' figures hold all
-// three; their difference is telemetry's.
+// authorization, an upstream request), "whoami" is local; each over the
+// providers of benchProviders. The process runs client, server and
+// upstream, so both sides' figures hold all three; their difference is
+// telemetry's.
 func BenchmarkCallPaired(b *testing.B) {
 	up := newUpstream(b)
 	up.norecord = true
 	for _, name := range []string{"get_item", "whoami"} {
-		b.Run(name, func(b *testing.B) {
-			off, on, params := benchPair(b, up, name)
-			benchtools.Paired(b, "call", "off", benchtools.TimedCall(b, off, params), "on", benchtools.TimedCall(b, on, params))
-		})
+		for _, providers := range benchProviders {
+			b.Run(name+"/"+providers, func(b *testing.B) {
+				off := servertest.Connect(b, benchServerWith(b, up, nil), &viewer, servertest.Options{})
+				on := servertest.Connect(b, benchServerWith(b, up, benchTelemetryOf(b, providers)), &viewer, servertest.Options{})
+				params := benchParams(name)
+				benchtools.Paired(b, "call", "off", benchtools.TimedCall(b, off, params), "on", benchtools.TimedCall(b, on, params))
+			})
+		}
 	}
 }
 
@@ -99,8 +138,8 @@ func BenchmarkCallPaired(b *testing.B) {
 func BenchmarkCallPairedHTTP(b *testing.B) {
 	up := newUpstream(b)
 	up.norecord = true
-	serve := func(on bool) *mcp.ClientSession {
-		hs, err := server.NewHTTPServer(benchServer(b, up, on), server.HTTPServerOptions{Endpoint: server.HTTPOptions{
+	serve := func(tel *telemetry.Telemetry) *mcp.ClientSession {
+		hs, err := server.NewHTTPServer(benchServerWith(b, up, tel), server.HTTPServerOptions{Endpoint: server.HTTPOptions{
 			Verifier: server.StaticTokens(map[string]authz.Caller{"bench-token": viewer}),
 		}})
 		if err != nil {
@@ -111,14 +150,13 @@ func BenchmarkCallPairedHTTP(b *testing.B) {
 		return servertest.ConnectHTTP(b, ts.URL+"/mcp", "bench-token", servertest.Options{})
 	}
 	for _, name := range []string{"get_item", "whoami"} {
-		b.Run(name, func(b *testing.B) {
-			off, on := serve(false), serve(true)
-			params := &mcp.CallToolParams{Name: name, Arguments: map[string]any{"id": itemID}}
-			if name == "whoami" {
-				params.Arguments = map[string]any{}
-			}
-			benchtools.Paired(b, "call", "off", benchtools.TimedCall(b, off, params), "on", benchtools.TimedCall(b, on, params))
-		})
+		for _, providers := range benchProviders {
+			b.Run(name+"/"+providers, func(b *testing.B) {
+				off, on := serve(nil), serve(benchTelemetryOf(b, providers))
+				params := benchParams(name)
+				benchtools.Paired(b, "call", "off", benchtools.TimedCall(b, off, params), "on", benchtools.TimedCall(b, on, params))
+			})
+		}
 	}
 }
 
@@ -130,7 +168,7 @@ func BenchmarkCall(b *testing.B) {
 	for _, on := range []bool{false, true} {
 		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
 			cs := servertest.Connect(b, benchServer(b, up, on), &viewer, servertest.Options{})
-			params := &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"id": itemID}}
+			params := benchParams("get_item")
 			for b.Loop() {
 				if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
 					b.Fatalf("call: %v %+v", err, res)
