@@ -18,6 +18,7 @@ import (
 	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/internal/core/call"
 	"github.com/toolroute/toolroute/internal/core/truncate"
+	"github.com/toolroute/toolroute/internal/serve/growstack"
 	"github.com/toolroute/toolroute/internal/serve/listcache"
 	"github.com/toolroute/toolroute/internal/serve/outcome"
 	"github.com/toolroute/toolroute/registry"
@@ -290,6 +291,12 @@ func (c *chain) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		served = o(served)
 	}
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		if method == "tools/call" {
+			// The first of toolroute's frames on the request's goroutine:
+			// grow its stack here, in one copy of a few frames, rather
+			// than two or three deep in the call (see growstack).
+			growstack.Grow()
+		}
 		ctx, caller := c.resolveCaller(ctx, req)
 		if len(c.opts.Observers) > 0 && method == "tools/call" {
 			// Where the observers read the call's outcome (see logCall).
