@@ -9,7 +9,8 @@
 //     schema reflection, the bound on echoed values, log redaction, the
 //     declaration rules the registry and registry/vet apply);
 //   - internal/serve/...: the server's own mechanisms (work in flight,
-//     the one outcome classifier);
+//     the one outcome classifier, the stateless transport, the call's
+//     stack);
 //   - internal/sdkfix/...: go-sdk workarounds, one package per defect,
 //     each naming its issue or pull request and holding a canary test;
 //   - internal/testing/...: test support, for tests and bench/ only.
