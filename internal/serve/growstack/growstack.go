@@ -19,7 +19,7 @@ package growstack
 // frame is the size of [Grow]'s frame. The runtime grows a stack to the
 // power of two that fits the frame being entered above what is in use
 // (see runtime.newstack): a 20 KiB frame makes a stack of 32 KiB from
-// any smaller one, and costs nothing on a stack already that size.
+// any smaller one, and makes no copy of a stack already that size.
 const frame = 20 << 10
 
 // Grow makes the calling goroutine's stack at least 32 KiB, in one copy
