@@ -44,10 +44,17 @@ func benchTelemetry(b testing.TB) *telemetry.Telemetry { return benchTelemetryOf
 var benchProviders = []string{"sdk", "unsampled", "noop"}
 
 func benchTelemetryOf(b testing.TB, providers string) *telemetry.Telemetry {
-	var (
-		tp trace.TracerProvider
-		mp metric.MeterProvider
-	)
+	tp, mp := benchProvidersOf(b, providers)
+	tel, err := telemetry.New(telemetry.Options{TracerProvider: tp, MeterProvider: mp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tel
+}
+
+// benchProvidersOf returns the providers named providers (one of
+// benchProviders), shut down when b ends.
+func benchProvidersOf(b testing.TB, providers string) (tp trace.TracerProvider, mp metric.MeterProvider) {
 	switch providers {
 	case "sdk", "unsampled":
 		sampler := sdktrace.ParentBased(sdktrace.AlwaysSample())
@@ -63,11 +70,7 @@ func benchTelemetryOf(b testing.TB, providers string) *telemetry.Telemetry {
 	default:
 		b.Fatalf("providers %q", providers)
 	}
-	tel, err := telemetry.New(telemetry.Options{TracerProvider: tp, MeterProvider: mp})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return tel
+	return tp, mp
 }
 
 // benchServer returns a server over a real upstream, with telemetry on
@@ -138,26 +141,31 @@ func BenchmarkCallPaired(b *testing.B) {
 func BenchmarkCallPairedHTTP(b *testing.B) {
 	up := newUpstream(b)
 	up.norecord = true
-	serve := func(tel *telemetry.Telemetry) *mcp.ClientSession {
-		hs, err := server.NewHTTPServer(benchServerWith(b, up, tel), server.HTTPServerOptions{Endpoint: server.HTTPOptions{
-			Verifier: server.StaticTokens(map[string]authz.Caller{"bench-token": viewer}),
-		}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		ts := httptest.NewServer(hs.Handler())
-		b.Cleanup(ts.Close)
-		return servertest.ConnectHTTP(b, ts.URL+"/mcp", "bench-token", servertest.Options{})
-	}
 	for _, name := range []string{"get_item", "whoami"} {
 		for _, providers := range benchProviders {
 			b.Run(name+"/"+providers, func(b *testing.B) {
-				off, on := serve(nil), serve(benchTelemetryOf(b, providers))
+				off := connectHTTP(b, benchServerWith(b, up, nil))
+				on := connectHTTP(b, benchServerWith(b, up, benchTelemetryOf(b, providers)))
 				params := benchParams(name)
 				benchtools.Paired(b, "call", "off", benchtools.TimedCall(b, off, params), "on", benchtools.TimedCall(b, on, params))
 			})
 		}
 	}
+}
+
+// connectHTTP serves s behind server.NewHTTPServer (a bearer token,
+// toolroute's own transport) on 127.0.0.1 until b ends, and returns a
+// go-sdk client's session with it (MCP 2026-07-28).
+func connectHTTP(b *testing.B, s *mcp.Server) *mcp.ClientSession {
+	hs, err := server.NewHTTPServer(s, server.HTTPServerOptions{Endpoint: server.HTTPOptions{
+		Verifier: server.StaticTokens(map[string]authz.Caller{"bench-token": viewer}),
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(hs.Handler())
+	b.Cleanup(ts.Close)
+	return servertest.ConnectHTTP(b, ts.URL+"/mcp", "bench-token", servertest.Options{})
 }
 
 // BenchmarkCall measures tools/call of get_item with telemetry off and
