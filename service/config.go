@@ -58,6 +58,12 @@ type Config struct {
 	// RateLimit is the tool calls per second allowed per caller
 	// (-rate-limit; 0 = no limit).
 	RateLimit int
+	// SDKTransport serves stateless HTTP through go-sdk's own streamable
+	// HTTP handler alone, rather than toolroute's transport, which serves
+	// plain calls itself with answers byte for byte alike
+	// (-sdk-transport; server.HTTPOptions.SDKTransport): the way back
+	// should a difference show. HTTP only.
+	SDKTransport bool
 	// DrainDelay is how long a stopping HTTP server keeps serving with
 	// /readyz answering 503 (-drain-delay; default 0).
 	DrainDelay time.Duration
@@ -223,6 +229,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Anonymous, "anonymous", "", "HTTP requests without a token act as `ROLE` (off by default; for local tools that cannot send headers)")
 	fs.StringVar(&c.Redis, "redis", "", "share the permission replay guard, remembered answers, the rate limit and cancellations with other replicas through the Redis at `URL` (redis://host:6379/0; needs -state-key-file)")
 	fs.StringVar(&c.StateKeyFile, "state-key-file", "", "the `file` holding the key (at least 32 bytes) that signs permission questions, the same on every replica (with -redis only)")
+	fs.BoolVar(&c.SDKTransport, "sdk-transport", false, "serve stateless HTTP through go-sdk's own handler alone instead of toolroute's transport (the same answers, at more CPU and memory a call): the way back should a difference show")
 	fs.DurationVar(&c.DrainDelay, "drain-delay", 0, "on SIGTERM, keep serving for this `duration` with /readyz answering 503 before closing the listener, so that load balancers notice first")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 0, "then give in-flight calls this `duration` to finish before cancelling them (default 10s)")
 	fs.DurationVar(&c.ListTTL, "list-ttl", 0, "how long a client may keep a tools/list page before fetching it again (its ttlMs; listeners of notifications/tools/list_changed are told sooner; default 1m; negative: 0, stale at once)")
@@ -455,6 +462,8 @@ func (c *Config) check() error {
 		return errors.New("-drain-delay must not be negative, -shutdown-timeout must be positive")
 	case c.Stdio && c.given("drain-delay"):
 		return errors.New("-drain-delay applies to HTTP only")
+	case c.Stdio && c.SDKTransport:
+		return errors.New("-sdk-transport applies to HTTP only; over stdio there is no HTTP transport to choose")
 	case c.given("reload-interval") && c.PolicyFile == "" && c.TokensFile == "":
 		return errors.New("-reload-interval needs -policy or -tokens: it is how often their files are checked for changes")
 	case c.RateLimit < 0:

@@ -254,10 +254,14 @@ func (k *kit) newTasks(lc fx.Lifecycle) (server.Installer, error) {
 
 // httpOptions are the HTTP transport's options: the verifier, readiness
 // (/readyz answers 503 while the RBAC proxy or the authorization server
-// is unreachable), the drain, OAuth's metadata and -anonymous.
+// is unreachable), the drain, OAuth's metadata, -anonymous and
+// -sdk-transport.
 func (k *kit) httpOptions() server.HTTPServerOptions {
 	hopts := server.HTTPServerOptions{
-		Endpoint:   server.HTTPOptions{Verifier: k.acc.verifier, Cancellations: k.sh.cancellations()},
+		Endpoint: server.HTTPOptions{
+			Verifier: k.acc.verifier, Cancellations: k.sh.cancellations(),
+			SDKTransport: k.cfg.SDKTransport,
+		},
 		DrainDelay: k.cfg.DrainDelay,
 		ReadyCheck: k.acc.ready,
 	}
@@ -343,6 +347,9 @@ func (k *kit) announce(w io.Writer, hs *server.HTTPServer) {
 		fmt.Fprintf(&b, "%s: OAuth: routes need the scopes of -scope-policy %s (%s); %s\n", name, cfg.OAuth.ScopePolicyFile, strings.Join(acc.scopes.Supported(), " "), how)
 	}
 	fmt.Fprintf(&b, "%s: serving MCP at %s\n", name, hs.URL())
+	if cfg.SDKTransport {
+		fmt.Fprintf(&b, "%s: stateless HTTP through go-sdk's own handler (-sdk-transport)\n", name)
+	}
 	if acc.files.demo {
 		fmt.Fprintf(&b, "%s: LOCAL-DEMO credentials (embedded; replace them with -tokens FILE):\n", name)
 		for _, t := range acc.files.tokens {

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -87,14 +88,33 @@ func TestServeFromGo(t *testing.T) {
 // URL of its MCP endpoint.
 func serveConfig(t *testing.T, cmd service.Command, cfg service.Config) string {
 	t.Helper()
+	url, _ := serveUntilCleanup(t, func(ctx context.Context, stderr io.Writer) error {
+		return cmd.Serve(ctx, cfg, strings.NewReader(""), stderr, stderr)
+	})
+	return url
+}
+
+// serveArgs runs cmd with the command line args until the test ends,
+// and returns the URL of its MCP endpoint and its standard error.
+func serveArgs(t *testing.T, cmd service.Command, args ...string) (string, *syncbuf.Buffer) {
+	t.Helper()
+	return serveUntilCleanup(t, func(ctx context.Context, stderr io.Writer) error {
+		return cmd.Run(ctx, args, strings.NewReader(""), io.Discard, stderr)
+	})
+}
+
+// serveUntilCleanup runs serve until the test ends, and returns the URL
+// it announces and what it wrote to standard error.
+func serveUntilCleanup(t *testing.T, serve func(ctx context.Context, stderr io.Writer) error) (string, *syncbuf.Buffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncbuf.Buffer
+	stderr := &syncbuf.Buffer{}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Serve(ctx, cfg, strings.NewReader(""), &stderr, &stderr) }()
+	go func() { done <- serve(ctx, stderr) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := await.Recv(t, done, "Serve's return"); err != nil {
-			t.Errorf("Serve returned %v", err)
+		if err := await.Recv(t, done, "the service's return"); err != nil {
+			t.Errorf("the service returned %v", err)
 		}
 	})
 	var url string
@@ -105,15 +125,31 @@ func serveConfig(t *testing.T, cmd service.Command, cfg service.Config) string {
 		}
 		select {
 		case err := <-done:
-			t.Fatalf("Serve returned %v before serving:\n%s", err, &stderr)
+			t.Fatalf("the service returned %v before serving:\n%s", err, stderr)
 		default:
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	if url == "" {
-		t.Fatalf("no announcement:\n%s", &stderr)
+		t.Fatalf("no announcement:\n%s", stderr)
 	}
-	return url
+	return url, stderr
+}
+
+// TestSDKTransportFlag: -sdk-transport serves stateless HTTP through
+// go-sdk's own handler, and says so at the start; the calls are answered
+// as ever.
+func TestSDKTransportFlag(t *testing.T) {
+	api, _ := thingsAPI(t)
+	url, stderr := serveArgs(t, pingCommand(), "-sdk-transport", "-addr", "127.0.0.1:0",
+		"-policy", "testdata/things/policy.json", "-tokens", "testdata/things/tokens.json", "-upstream", api.URL)
+	if want := "ping-mcp: stateless HTTP through go-sdk's own handler (-sdk-transport)"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("the start does not say %q:\n%s", want, stderr)
+	}
+	cs := servertest.ConnectHTTP(t, url, "viewer-token", servertest.Options{})
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ping"}); err != nil || res.IsError {
+		t.Fatalf("ping = %+v, %v", res, err)
+	}
 }
 
 // TestServeFromGoChecks: a Config built in Go is refused as the command
@@ -125,6 +161,7 @@ func TestServeFromGoChecks(t *testing.T) {
 	}{
 		{service.Config{Redis: "redis://127.0.0.1:1/0"}, "-redis needs -state-key-file"},
 		{service.Config{Stdio: true, Addr: "127.0.0.1:0"}, "-addr applies to HTTP only"},
+		{service.Config{Stdio: true, Caller: "viewer", SDKTransport: true}, "-sdk-transport applies to HTTP only"},
 		{service.Config{RateLimit: -1}, "-rate-limit must be 0 (off) or a positive number"},
 		{service.Config{ReloadInterval: time.Second}, "-reload-interval needs -policy or -tokens"},
 		{service.Config{PolicyFile: "testdata/things/policy.json", TokensFile: "testdata/things/tokens.json"}, `tool ping needs the upstream service "things"`},
