@@ -53,7 +53,8 @@ func benchTelemetryOf(b testing.TB, providers string) *telemetry.Telemetry {
 }
 
 // benchProvidersOf returns the providers named providers (one of
-// benchProviders), shut down when b ends.
+// benchProviders, or "metrics": the SDK's meter provider and no-op
+// spans), shut down when b ends.
 func benchProvidersOf(b testing.TB, providers string) (tp trace.TracerProvider, mp metric.MeterProvider) {
 	switch providers {
 	case "sdk", "unsampled":
@@ -67,6 +68,11 @@ func benchProvidersOf(b testing.TB, providers string) (tp trace.TracerProvider, 
 		tp, mp = stp, smp
 	case "noop":
 		tp, mp = tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()
+	case "metrics":
+		// Metrics alone: the SDK's meter provider, no spans.
+		smp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+		b.Cleanup(func() { smp.Shutdown(context.Background()) })
+		tp, mp = tracenoop.NewTracerProvider(), smp
 	default:
 		b.Fatalf("providers %q", providers)
 	}

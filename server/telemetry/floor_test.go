@@ -176,7 +176,10 @@ func TestFloorInstrumentsACall(t *testing.T) {
 // the OpenTelemetry providers cost at least) and with the same call
 // under telemetry ("floor-on": what telemetry adds to that), over the
 // same providers (benchProvidersOf's "sdk" and "unsampled"), in memory
-// and over stateless HTTP (as BenchmarkCallPairedHTTP).
+// and over stateless HTTP (as BenchmarkCallPairedHTTP). In memory, the
+// floor is also paired over "metrics" (its spans no-ops) and "noop"
+// (its spans and measurements no-ops: the wrapping and the request's
+// copy alone), which tells where the floor's cost lies.
 func BenchmarkCallPairedFloor(b *testing.B) {
 	up := newUpstream(b)
 	up.norecord = true
@@ -188,13 +191,19 @@ func BenchmarkCallPairedFloor(b *testing.B) {
 		"http": connectHTTP,
 	}
 	for _, via := range []string{"memory", "http"} {
-		for _, providers := range []string{"sdk", "unsampled"} {
+		for _, providers := range []string{"sdk", "unsampled", "metrics", "noop"} {
+			if via != "memory" && (providers == "metrics" || providers == "noop") {
+				continue
+			}
 			b.Run(via+"/off-floor/"+providers, func(b *testing.B) {
 				tp, mp := benchProvidersOf(b, providers)
 				off := connect[via](b, benchServerWith(b, up, nil))
 				fl := connect[via](b, floorServer(b, up, newFloor(b, tp, mp)))
 				benchtools.Paired(b, "call", "off", benchtools.TimedCall(b, off, params), "floor", benchtools.TimedCall(b, fl, params))
 			})
+			if providers == "metrics" || providers == "noop" {
+				continue
+			}
 			b.Run(via+"/floor-on/"+providers, func(b *testing.B) {
 				tp, mp := benchProvidersOf(b, providers)
 				tel, err := telemetry.New(telemetry.Options{TracerProvider: tp, MeterProvider: mp})
