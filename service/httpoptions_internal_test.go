@@ -3,8 +3,9 @@ package service
 import "testing"
 
 // TestHTTPOptionsSDKTransport: -sdk-transport reaches the HTTP server as
-// server.HTTPOptions.SDKTransport (whose effect, no handler of
-// toolroute's transport, package server's tests hold), and only it does.
+// server.HTTPOptions.SDKTransport, whose effect (no handler of
+// toolroute's transport) package server's tests hold; without it, the
+// option stays off.
 func TestHTTPOptionsSDKTransport(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		k := &kit{cfg: Config{SDKTransport: on}, acc: &access{}}
