@@ -91,16 +91,26 @@ func benchServer(b *testing.B, up *upstream, on bool) *mcp.Server {
 
 // benchServerWith returns a server over a real upstream, with tel's
 // middleware, authorizer and transport, or none if tel is nil.
-func benchServerWith(b *testing.B, up *upstream, tel *telemetry.Telemetry) *mcp.Server {
-	var (
-		a         authz.Authorizer = testPolicy(b)
-		transport                  = authz.Transport(http.DefaultTransport, "items", up.URL, a, authz.Options{})
-		opts                       = server.Options{Authorizer: a}
-	)
-	if tel != nil {
-		a = tel.Authorizer(a, telemetry.SourcePolicy)
-		transport = tel.Transport(authz.Transport(http.DefaultTransport, "items", up.URL, a, authz.Options{}), "items")
-		opts = server.Options{Authorizer: a, Observers: []mcp.Middleware{tel.Middleware()}}
+func benchServerWith(b testing.TB, up *upstream, tel *telemetry.Telemetry) *mcp.Server {
+	if tel == nil {
+		return instrumentedServer(b, up, testPolicy(b), nil, nil)
+	}
+	return instrumentedServer(b, up, tel.Authorizer(testPolicy(b), telemetry.SourcePolicy), tel.Middleware(),
+		func(rt http.RoundTripper) http.RoundTripper { return tel.Transport(rt, "items") })
+}
+
+// instrumentedServer returns a server over a real upstream that
+// authorizes with a, observes requests with observe (if not nil) and
+// sends upstream requests through wrap's decoration of authz's transport
+// (if wrap is not nil).
+func instrumentedServer(b testing.TB, up *upstream, a authz.Authorizer, observe mcp.Middleware, wrap func(http.RoundTripper) http.RoundTripper) *mcp.Server {
+	opts := server.Options{Authorizer: a}
+	if observe != nil {
+		opts.Observers = []mcp.Middleware{observe}
+	}
+	transport := authz.Transport(http.DefaultTransport, "items", up.URL, a, authz.Options{})
+	if wrap != nil {
+		transport = wrap(transport)
 	}
 	s, err := server.New(opts, server.Install(testRegistry(), &deps{client: &http.Client{Transport: transport}, base: up.URL}))
 	if err != nil {

@@ -19,9 +19,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/toolroute/toolroute/authz"
 	"github.com/toolroute/toolroute/internal/testing/benchtools"
-	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
 	"github.com/toolroute/toolroute/server/telemetry"
 )
@@ -126,14 +124,8 @@ func (t floorTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // floorServer is benchServerWith's server under the floor's
 // instrumentation instead of telemetry's.
 func floorServer(b testing.TB, up *upstream, f *floor) *mcp.Server {
-	a := testPolicy(b)
-	transport := floorTransport{f: f, base: authz.Transport(http.DefaultTransport, "items", up.URL, a, authz.Options{})}
-	s, err := server.New(server.Options{Authorizer: a, Observers: []mcp.Middleware{f.middleware}},
-		server.Install(testRegistry(), &deps{client: &http.Client{Transport: transport}, base: up.URL}))
-	if err != nil {
-		b.Fatal(err)
-	}
-	return s
+	return instrumentedServer(b, up, testPolicy(b), f.middleware,
+		func(rt http.RoundTripper) http.RoundTripper { return floorTransport{f: f, base: rt} })
 }
 
 // TestFloorInstrumentsACall holds BenchmarkCallPairedFloor's floor to
@@ -190,11 +182,11 @@ func BenchmarkCallPairedFloor(b *testing.B) {
 		},
 		"http": connectHTTP,
 	}
+	// The providers the floor is paired over: "sdk" and "unsampled" with
+	// telemetry too; in memory, "metrics" and "noop" for its parts.
+	floorProviders := map[string][]string{"memory": {"sdk", "unsampled", "metrics", "noop"}, "http": {"sdk", "unsampled"}}
 	for _, via := range []string{"memory", "http"} {
-		for _, providers := range []string{"sdk", "unsampled", "metrics", "noop"} {
-			if via != "memory" && (providers == "metrics" || providers == "noop") {
-				continue
-			}
+		for _, providers := range floorProviders[via] {
 			b.Run(via+"/off-floor/"+providers, func(b *testing.B) {
 				tp, mp := benchProvidersOf(b, providers)
 				off := connect[via](b, benchServerWith(b, up, nil))
