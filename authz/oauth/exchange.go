@@ -131,9 +131,17 @@ func (e *Exchanger) Token(ctx context.Context, c authz.Caller) (string, error) {
 	if tok, ok := e.cache.get(c.Subject, time.Now()); ok {
 		return tok, nil
 	}
+	if testHookExchangeMissed != nil {
+		testHookExchangeMissed()
+	}
 	// One exchange per subject at a time; it outlives a caller that
-	// gives up, so that the others get its result.
+	// gives up, so that the others get its result. It re-reads the
+	// cache first: a caller that missed just before the previous
+	// exchange stored its token exchanges nothing.
 	v, err, _ := e.flight.Do(c.Subject, func() (any, error) {
+		if tok, ok := e.cache.get(c.Subject, time.Now()); ok {
+			return tok, nil
+		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultTimeout)
 		defer cancel()
 		return e.exchange(ctx, c)
@@ -143,6 +151,10 @@ func (e *Exchanger) Token(ctx context.Context, c authz.Caller) (string, error) {
 	}
 	return v.(string), nil
 }
+
+// testHookExchangeMissed, if set by a test, runs when Token has missed
+// the cache, before it joins or starts an exchange.
+var testHookExchangeMissed func()
 
 func (e *Exchanger) exchange(ctx context.Context, c authz.Caller) (string, error) {
 	tokenURL, err := e.endpoint(ctx)

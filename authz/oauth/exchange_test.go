@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,6 +108,43 @@ func TestExchangeCache(t *testing.T) {
 	}
 	if n := op.Requests("/oauth/token") - before; n != 2 || again == tokens[0] {
 		t.Errorf("%d exchanges after the cached token's refresh time, want 2 and a new token", n)
+	}
+}
+
+// A call that missed the cache just before another call's exchange
+// stored its token gets that token: it exchanges nothing itself.
+func TestExchangeMissJustBeforeStore(t *testing.T) {
+	op := startOP(t)
+	x := newExchanger(t, op, oauth.ExchangeOptions{})
+	c := authz.Caller{Subject: "carol", Bearer: op.Token(t, "carol")}
+	before := op.Requests("/oauth/token")
+	missed, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	oauth.SetExchangeMissedHook(t, func() {
+		if first.CompareAndSwap(false, true) {
+			close(missed) // the late call has missed the cache
+			<-release     // and waits until the other call has stored its token
+		}
+	})
+	var late string
+	var lateErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		late, lateErr = x.Token(context.Background(), c)
+	}()
+	<-missed
+	tok, err := x.Token(context.Background(), c)
+	close(release)
+	<-done
+	if err != nil || lateErr != nil {
+		t.Fatal(err, lateErr)
+	}
+	if late != tok {
+		t.Error("the late call got a token of its own")
+	}
+	if n := op.Requests("/oauth/token") - before; n != 1 {
+		t.Errorf("%d exchanges, want 1", n)
 	}
 }
 
