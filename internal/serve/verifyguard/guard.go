@@ -147,6 +147,9 @@ func (g *Guard) Verify(ctx context.Context, token string, r *http.Request) (*aut
 			return nil, limited(wait)
 		}
 	}
+	if testHookMissed != nil {
+		testHookMissed()
+	}
 	ch := g.flight.DoChan(string(key[:]), func() (any, error) {
 		return g.verify(ctx, token, r, key, known, addr)
 	})
@@ -165,6 +168,11 @@ func (g *Guard) Verify(ctx context.Context, token string, r *http.Request) (*aut
 	}
 }
 
+// testHookMissed, if set by a test, runs when Verify has found its token
+// neither refused nor its address over the limit, before it joins or
+// starts a flight.
+var testHookMissed func()
+
 // limited is the answer to an address over its limit.
 func limited(wait time.Duration) *Refusal {
 	return &Refusal{Status: http.StatusTooManyRequests, RetryAfter: wait, Text: "too many invalid tokens from this address; try again later"}
@@ -178,6 +186,12 @@ func limited(wait time.Duration) *Refusal {
 // unless the token is verified.
 func (g *Guard) verify(ctx context.Context, token string, r *http.Request, key [sha256.Size]byte, known bool, addr netip.Prefix) (_ *auth.TokenInfo, err error) {
 	if !known {
+		// A request that missed the negative cache just before the
+		// previous flight of its token stored a refusal asks nothing.
+		if now := g.now(); g.refused.has(key, now) {
+			g.addresses.failed(addr, now)
+			return nil, errRefused
+		}
 		select {
 		case g.verifying <- struct{}{}:
 			defer func() { <-g.verifying }()

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"net/http"
 	"net/netip"
 	"sync/atomic"
@@ -101,5 +102,43 @@ func TestAbandonedRequestsAreCharged(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // the flights past the budget have had their turn
 	if n := calls.Load(); n != failureBurst {
 		t.Errorf("%d abandoned requests made %d verifications, want %d (the budget)", 2*failureBurst, n, failureBurst)
+	}
+}
+
+// A request that missed the negative cache just before another request's
+// flight stored the refusal of its token asks the verifier nothing: one
+// unknown token, however its requests interleave, costs one verification.
+func TestRefusalStoredJustAfterAMiss(t *testing.T) {
+	var calls atomic.Int64
+	g := New(func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+		calls.Add(1)
+		return nil, auth.ErrInvalidToken
+	})
+	missed, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	testHookMissed = func() {
+		if first.CompareAndSwap(false, true) {
+			close(missed) // the late request has missed the negative cache
+			<-release     // and waits until the other one's refusal is stored
+		}
+	}
+	t.Cleanup(func() { testHookMissed = nil })
+	r := &http.Request{RemoteAddr: "192.0.2.1:1234"}
+	token := rand.Text()
+	late := make(chan error, 1)
+	go func() {
+		_, err := g.Verify(context.Background(), token, r)
+		late <- err
+	}()
+	<-missed
+	if _, err := g.Verify(context.Background(), token, r); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Fatalf("Verify: %v, want an invalid token", err)
+	}
+	close(release)
+	if err := <-late; !errors.Is(err, auth.ErrInvalidToken) {
+		t.Fatalf("the late Verify: %v, want an invalid token", err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("one unknown token made %d verifications, want 1", n)
 	}
 }
