@@ -27,8 +27,9 @@ import (
 // deps is the tools' container: the gates the tests open, and what the
 // handlers report.
 type deps struct {
-	release chan struct{}       // closing it lets "slow" and "maybe" finish
-	started chan string         // each run of "slow" and "maybe" sends its tool
+	release chan struct{}       // closing it lets "slow", "maybe" and "hold" finish
+	maybe   chan struct{}       // closing it lets "maybe" alone finish
+	started chan string         // each run of "slow", "maybe" and "hold" sends its tool
 	ended   chan error          // a run whose context ended sends its cause
 	confirm *permission.Checker // "confirm"'s question
 	runs    atomic.Int32        // runs of "confirm"
@@ -41,11 +42,14 @@ type text struct {
 	Text string `json:"text"`
 }
 
-// wait blocks until release is closed or its context ends.
-func wait(ctx context.Context, d *deps, name string) (text, error) {
+// wait blocks until release or own (if not nil) is closed, or its
+// context ends.
+func wait(ctx context.Context, d *deps, name string, own chan struct{}) (text, error) {
 	d.started <- name
 	select {
 	case <-d.release:
+		return text{Text: name + " done"}, nil
+	case <-own:
 		return text{Text: name + " done"}, nil
 	case <-ctx.Done():
 		d.ended <- context.Cause(ctx)
@@ -61,21 +65,21 @@ func newRegistry() *registry.Registry[*deps] {
 	r.Register(tool.Tool[*deps]{
 		Name: "slow", Description: "Waits for the test.", Local: true, Behaviour: behaviour.ReadOnly, Task: tool.TaskAlways,
 		Handler: tool.Handle(func(ctx context.Context, d *deps, _ *mcp.CallToolRequest, _ noArgs) (text, error) {
-			return wait(ctx, d, "slow")
+			return wait(ctx, d, "slow", nil)
 		}),
 	})
 	r.Register(tool.Tool[*deps]{
 		Name: "maybe", Description: "Waits for the test; a task once it ran a nanosecond.", Local: true, Behaviour: behaviour.ReadOnly,
 		Task: tool.TaskAllowed, TaskAfter: time.Nanosecond,
 		Handler: tool.Handle(func(ctx context.Context, d *deps, _ *mcp.CallToolRequest, _ noArgs) (text, error) {
-			return wait(ctx, d, "maybe")
+			return wait(ctx, d, "maybe", d.maybe)
 		}),
 	})
 	r.Register(tool.Tool[*deps]{
 		Name: "hold", Description: "Waits for the test; a task only after an hour.", Local: true, Behaviour: behaviour.ReadOnly,
 		Task: tool.TaskAllowed, TaskAfter: time.Hour,
 		Handler: tool.Handle(func(ctx context.Context, d *deps, _ *mcp.CallToolRequest, _ noArgs) (text, error) {
-			return wait(ctx, d, "hold")
+			return wait(ctx, d, "hold", nil)
 		}),
 	})
 	r.Register(tool.Tool[*deps]{
@@ -176,7 +180,7 @@ func newEnvWith(t *testing.T, opts tasks.Options, reg *registry.Registry[*deps])
 		t.Fatal(err)
 	}
 	d := &deps{
-		release: make(chan struct{}), started: make(chan string, 16), ended: make(chan error, 16), big: 10,
+		release: make(chan struct{}), maybe: make(chan struct{}), started: make(chan string, 16), ended: make(chan error, 16), big: 10,
 		confirm: permission.New(permission.Options{Principal: func(ctx context.Context, _ *mcp.CallToolRequest) string {
 			c, _ := authz.CallerFromContext(ctx)
 			return c.Subject
