@@ -409,6 +409,13 @@ func TestReplicas(t *testing.T) {
 		if n := deletes(f.seen()) - before; n != 1 {
 			t.Errorf("upstream DELETEs during the outage and after = %d, want 1", n)
 		}
+		// The limiter returns to Redis at its first decision once Redis
+		// answers. The question above proves Redis answers A, but that
+		// call's decision may have come just before go-redis's probe
+		// reconnected: one more call on A makes a decision after it.
+		if _, errText, err := call(t, csA, "whoami", nil); err != nil || errText != "" {
+			t.Errorf("whoami on A after Redis came back: %v %s", err, errText)
+		}
 		if log := a.log.String(); !strings.Contains(log, "the rate limit is enforced per process") || !strings.Contains(log, "the rate limit is shared again") {
 			t.Errorf("replica A did not log the limiter's fallback and recovery:\n%s", log)
 		}
