@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/toolroute/toolroute/internal/core/jsonpos"
-	"github.com/toolroute/toolroute/internal/core/lifecycle"
+	"github.com/toolroute/toolroute/internal/core/rules"
 
 	"github.com/toolroute/toolroute/tool"
 )
@@ -277,7 +277,7 @@ func NewPolicy(roles []RolePolicy) (*Policy, error) {
 				errs = append(errs, fmt.Errorf("%s: toolsets is empty: name at least one tag, or leave toolsets out for a role that is not limited", where))
 			}
 			for _, tag := range rp.Toolsets {
-				if !lifecycle.ValidTag(tag) {
+				if !rules.ValidTag(tag) {
 					errs = append(errs, fmt.Errorf("%s: toolsets: %q is not a tag (1 to 64 of a-z 0-9 _ . -, starting with a letter or digit)", where, tag))
 				}
 			}

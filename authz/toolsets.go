@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolroute/toolroute/internal/core/lifecycle"
+	"github.com/toolroute/toolroute/internal/core/rules"
 )
 
 // Toolsets returns the tags c's tools are limited to by the roles p
@@ -151,7 +151,7 @@ func checkTags(tags []string, where string) ([]string, error) {
 	out := make([]string, 0, len(tags))
 	for _, t := range tags {
 		t = strings.TrimSpace(t)
-		if !lifecycle.ValidTag(t) {
+		if !rules.ValidTag(t) {
 			return nil, invalidToolsets(fmt.Sprintf("%s: %s is not a tag (1 to 64 of a-z 0-9 _ . -, starting with a letter or digit)", where, quoteTag(t)))
 		}
 		out = append(out, t)

@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/internal/testing/golden"
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
@@ -35,67 +33,6 @@ func lifecycleRegistry(t *testing.T) *registry.Registry[*Deps] {
 	r.Register(v2)
 	r.Register(local())
 	return r
-}
-
-// TestLifecycleCheck: the lifecycle fields' rules, each refused with its
-// own text, and a full valid declaration accepted.
-func TestLifecycleCheck(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		mutate func(*tool.Tool[*Deps])
-		want   string
-	}{
-		{"all valid", func(t *tool.Tool[*Deps]) {
-			t.Deprecated = &tool.Deprecation{Reason: "old", Successor: "other", Sunset: sunset}
-			t.Version, t.Tags, t.Icons = "v1.2.3-rc.1+x", []string{"a", "b-2", "c.d", "e_f"}, []mcp.Icon{{Source: "data:image/png;base64,AA=="}}
-		}, ""},
-		{"no reason", func(t *tool.Tool[*Deps]) { t.Deprecated = &tool.Deprecation{Reason: " \t", Successor: "x"} },
-			"Deprecated without a Reason (say why, and what to use instead)"},
-		{"reason of two lines", func(t *tool.Tool[*Deps]) { t.Deprecated = &tool.Deprecation{Reason: "a\nb"} },
-			"Deprecated.Reason holds a line break or control character (write one line)"},
-		{"successor is itself", func(t *tool.Tool[*Deps]) { t.Deprecated = &tool.Deprecation{Reason: "r", Successor: "get_item"} },
-			"Deprecated.Successor names the tool itself"},
-		{"successor not a name", func(t *tool.Tool[*Deps]) { t.Deprecated = &tool.Deprecation{Reason: "r", Successor: "get item"} },
-			`Deprecated.Successor "get item" is not a valid tool name: Name contains ' ': only A-Z a-z 0-9 _ . - are allowed`},
-		{"version with a space", func(t *tool.Tool[*Deps]) { t.Version = "1 0" },
-			`Version "1 0": at most 64 characters, no space or control character`},
-		{"version too long", func(t *tool.Tool[*Deps]) { t.Version = strings.Repeat("1", 65) },
-			`Version "` + strings.Repeat("1", 65) + `": at most 64 characters, no space or control character`},
-		{"upper-case tag", func(t *tool.Tool[*Deps]) { t.Tags = []string{"Reads"} },
-			`tag "Reads": 1 to 64 of a-z 0-9 _ . -, starting with a letter or digit`},
-		{"tag starting with a dash", func(t *tool.Tool[*Deps]) { t.Tags = []string{"-x"} },
-			`tag "-x": 1 to 64 of a-z 0-9 _ . -, starting with a letter or digit`},
-		{"empty tag", func(t *tool.Tool[*Deps]) { t.Tags = []string{""} },
-			`tag "": 1 to 64 of a-z 0-9 _ . -, starting with a letter or digit`},
-		{"tag with a comma", func(t *tool.Tool[*Deps]) { t.Tags = []string{"a,b"} },
-			`tag "a,b": 1 to 64 of a-z 0-9 _ . -, starting with a letter or digit`},
-		{"duplicate tag", func(t *tool.Tool[*Deps]) { t.Tags = []string{"a", "b", "a"} }, `duplicate tag "a"`},
-		{"cache on a read-only tool", func(t *tool.Tool[*Deps]) { t.Cache = &tool.ResultCache{TTL: time.Second, StaleOnError: time.Minute} }, ""},
-		{"cache on an additive tool", func(t *tool.Tool[*Deps]) {
-			t.Behaviour, t.Cache = behaviour.Additive, &tool.ResultCache{TTL: time.Second}
-		}, "Cache on a tool of behaviour additive: only ReadOnly tools' results may be cached"},
-		{"cache without a TTL", func(t *tool.Tool[*Deps]) { t.Cache = &tool.ResultCache{} }, "Cache.TTL is 0s: give a positive duration"},
-		{"cache with a negative stale time", func(t *tool.Tool[*Deps]) { t.Cache = &tool.ResultCache{TTL: time.Second, StaleOnError: -1} },
-			"Cache.StaleOnError is -1ns: give 0 (never) or a positive duration"},
-		{"icon without a source", func(t *tool.Tool[*Deps]) { t.Icons = []mcp.Icon{{Source: "x"}, {MIMEType: "image/png"}} },
-			"Icons[1] has no Source"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			tl := mapped()
-			c.mutate(&tl)
-			err, site := checkAt(registry.New[*Deps](), tl)
-			if c.want == "" {
-				if err != nil {
-					t.Fatalf("Check = %v, want nil", err)
-				}
-				return
-			}
-			want := `registry: tool "get_item" (registered at ` + site + `): ` + c.want
-			if err == nil || err.Error() != want {
-				t.Errorf("Check = %v\nwant %s", err, want)
-			}
-		})
-	}
 }
 
 // TestLifecycleDefinition: the definition a client lists is derived

@@ -111,6 +111,13 @@ func (r *Registry[C]) check(t tool.Tool[C], site site) error {
 		Routes:      t.VisibilityRoutes,
 		Local:       t.Local,
 		Behaviour:   t.Behaviour,
+		Task:        t.Task,
+		TaskAfter:   t.TaskAfter,
+		Deprecated:  t.Deprecated,
+		Version:     t.Version,
+		Tags:        t.Tags,
+		Icons:       t.Icons,
+		Cache:       t.Cache,
 	}
 	if t.Handler == (tool.Handler[C]{}) {
 		d.Handler = rules.ErrMissingHandler
@@ -122,9 +129,6 @@ func (r *Registry[C]) check(t tool.Tool[C], site site) error {
 		d.FirstSite = prev.site.String()
 	}
 	rules.Check(&d, func(p rules.Problem) { fail(p.Text) })
-	checkTask(t.Task, t.TaskAfter, fail)
-	lifecycle.Check(t.Name, t.Deprecated, t.Version, t.Tags, t.Icons, fail)
-	lifecycle.CheckCache(t.Cache, t.Behaviour, fail)
 	return errors.Join(errs...)
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -269,6 +270,74 @@ VisibilityRoutes: []tool.Route{{URI: "/cat/alog/x", Method: "GET"}}`, mutate: fu
 		{name: "duplicate route but for a placeholder's name", src: `VisibilityRoutes: []tool.Route{catalog("GET", "/items/{id}"), catalog("GET", "/items/{name}")}`, mutate: func(tl *tool.Tool[*Deps]) {
 			tl.VisibilityRoutes = []tool.Route{catalog("GET", "/items/{id}"), catalog("GET", "/items/{name}")}
 		}, want: "duplicate route GET /catalog/items/{name} (the same as GET /catalog/items/{id}: placeholder names do not tell routes apart)"},
+
+		// Task.
+		{name: "task never", src: `Task: tool.TaskNever`, mutate: func(tl *tool.Tool[*Deps]) { tl.Task = tool.TaskNever }},
+		{name: "task allowed with the default", src: `Task: tool.TaskAllowed`, mutate: func(tl *tool.Tool[*Deps]) { tl.Task = tool.TaskAllowed }},
+		{name: "task allowed after 2s", src: `Task: tool.TaskAllowed
+TaskAfter: 2 * time.Second`, mutate: func(tl *tool.Tool[*Deps]) { tl.Task, tl.TaskAfter = tool.TaskAllowed, 2*time.Second }},
+		{name: "task always", src: `Task: tool.TaskAlways`, mutate: func(tl *tool.Tool[*Deps]) { tl.Task = tool.TaskAlways }},
+		{name: "unknown task mode", src: `Task: 7`, mutate: func(tl *tool.Tool[*Deps]) { tl.Task = 7 },
+			want: "unknown Task TaskMode(7) (want tool.TaskNever, tool.TaskAllowed or tool.TaskAlways)"},
+		{name: "negative task after", src: `Task: tool.TaskAllowed
+TaskAfter: -time.Second`, mutate: func(tl *tool.Tool[*Deps]) { tl.Task, tl.TaskAfter = tool.TaskAllowed, -time.Second }, want: "negative TaskAfter -1s"},
+		{name: "task after without a task", src: `TaskAfter: time.Second`, mutate: func(tl *tool.Tool[*Deps]) { tl.TaskAfter = time.Second },
+			want: "TaskAfter 1s with Task never: only a TaskAllowed tool becomes a task after a while"},
+		{name: "task after with always", src: `Task: tool.TaskAlways
+TaskAfter: time.Second`, mutate: func(tl *tool.Tool[*Deps]) { tl.Task, tl.TaskAfter = tool.TaskAlways, time.Second }, want: "TaskAfter 1s with Task always"},
+
+		// Lifecycle.
+		{name: "every lifecycle field", src: `Deprecated: &tool.Deprecation{Reason: "old", Successor: "other", Sunset: time.Date(2027, 6, 30, 0, 0, 0, 0, time.UTC)}
+Version: "v1.2.3-rc.1+x"
+Tags: []string{"a", "b-2", "c.d", "e_f"}
+Icons: []mcp.Icon{{Source: "data:image/png;base64,AA=="}}`, mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Deprecated = &tool.Deprecation{Reason: "old", Successor: "other", Sunset: time.Date(2027, 6, 30, 0, 0, 0, 0, time.UTC)}
+			tl.Version, tl.Tags, tl.Icons = "v1.2.3-rc.1+x", []string{"a", "b-2", "c.d", "e_f"}, []mcp.Icon{{Source: "data:image/png;base64,AA=="}}
+		}},
+		{name: "not deprecated", src: `Deprecated: nil`, mutate: func(tl *tool.Tool[*Deps]) { tl.Deprecated = nil }},
+		{name: "blank deprecation reason", src: `Deprecated: &tool.Deprecation{Reason: " \t", Successor: "x"}`, mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Deprecated = &tool.Deprecation{Reason: " \t", Successor: "x"}
+		}, want: "Deprecated without a Reason (say why, and what to use instead)"},
+		{name: "deprecation without a reason", src: `Deprecated: &tool.Deprecation{}`, mutate: func(tl *tool.Tool[*Deps]) { tl.Deprecated = &tool.Deprecation{} },
+			want: "Deprecated without a Reason (say why, and what to use instead)"},
+		{name: "deprecation reason of two lines", src: `Deprecated: &tool.Deprecation{Reason: "a\nb"}`, mutate: func(tl *tool.Tool[*Deps]) { tl.Deprecated = &tool.Deprecation{Reason: "a\nb"} },
+			want: "Deprecated.Reason holds a line break or control character (write one line)"},
+		{name: "successor is the tool itself", src: `Deprecated: &tool.Deprecation{Reason: "r", Successor: "get_item"}`, mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Deprecated = &tool.Deprecation{Reason: "r", Successor: "get_item"}
+		}, want: "Deprecated.Successor names the tool itself"},
+		{name: "successor not a tool name", src: `Deprecated: &tool.Deprecation{Reason: "r", Successor: "get item"}`, mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Deprecated = &tool.Deprecation{Reason: "r", Successor: "get item"}
+		}, want: `Deprecated.Successor "get item" is not a valid tool name: Name contains ' ': only A-Z a-z 0-9 _ . - are allowed`},
+		{name: "version with a space", src: `Version: "1 0"`, mutate: func(tl *tool.Tool[*Deps]) { tl.Version = "1 0" },
+			want: `Version "1 0": at most 64 characters, no space or control character`},
+		{name: "version of 65 characters", src: `Version: "11111111111111111111111111111111111111111111111111111111111111111"`, mutate: func(tl *tool.Tool[*Deps]) { tl.Version = strings.Repeat("1", 65) },
+			want: `Version "11111111111111111111111111111111111111111111111111111111111111111": at most 64 characters, no space or control character`},
+		{name: "upper-case tag", src: `Tags: []string{"Reads"}`, mutate: func(tl *tool.Tool[*Deps]) { tl.Tags = []string{"Reads"} },
+			want: `tag "Reads": 1 to 64 of a-z 0-9 _ . -, starting with a letter or digit`},
+		{name: "tag starting with a dash", src: `Tags: []string{"ok", "-x"}`, mutate: func(tl *tool.Tool[*Deps]) { tl.Tags = []string{"ok", "-x"} },
+			want: `tag "-x": 1 to 64 of a-z 0-9 _ . -, starting with a letter or digit`},
+		{name: "empty tag", src: `Tags: []string{""}`, mutate: func(tl *tool.Tool[*Deps]) { tl.Tags = []string{""} },
+			want: `tag "": 1 to 64 of a-z 0-9 _ . -, starting with a letter or digit`},
+		{name: "tag with a comma", src: `Tags: []string{"a,b"}`, mutate: func(tl *tool.Tool[*Deps]) { tl.Tags = []string{"a,b"} },
+			want: `tag "a,b": 1 to 64 of a-z 0-9 _ . -, starting with a letter or digit`},
+		{name: "duplicate tag", src: `Tags: []string{"a", "b", "a"}`, mutate: func(tl *tool.Tool[*Deps]) { tl.Tags = []string{"a", "b", "a"} }, want: `duplicate tag "a"`},
+		{name: "icon without a source", src: `Icons: []mcp.Icon{{Source: "x"}, {MIMEType: "image/png"}}`, mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Icons = []mcp.Icon{{Source: "x"}, {MIMEType: "image/png"}}
+		}, want: "Icons[1] has no Source"},
+
+		// Result caching.
+		{name: "cache on a read-only tool", src: `Cache: &tool.ResultCache{TTL: time.Second, StaleOnError: time.Minute}`, mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Cache = &tool.ResultCache{TTL: time.Second, StaleOnError: time.Minute}
+		}},
+		{name: "cache on an additive tool", src: `Behaviour: behaviour.Additive
+Cache: &tool.ResultCache{TTL: time.Second}`, mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Behaviour, tl.Cache = behaviour.Additive, &tool.ResultCache{TTL: time.Second}
+		}, want: "Cache on a tool of behaviour additive: only ReadOnly tools' results may be cached"},
+		{name: "cache without a TTL", src: `Cache: &tool.ResultCache{}`, mutate: func(tl *tool.Tool[*Deps]) { tl.Cache = &tool.ResultCache{} },
+			want: "Cache.TTL is 0s: give a positive duration"},
+		{name: "cache with a negative stale time", src: `Cache: &tool.ResultCache{TTL: time.Second, StaleOnError: -1}`, mutate: func(tl *tool.Tool[*Deps]) {
+			tl.Cache = &tool.ResultCache{TTL: time.Second, StaleOnError: -1}
+		}, want: "Cache.StaleOnError is -1ns: give 0 (never) or a positive duration"},
 	}
 }
 

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,21 +16,6 @@ const defaultTaskAfter = time.Second
 // decide per request, and a client that declares it must handle a task
 // from any tool.
 const taskMetaKey = "io.github.toolroute/task"
-
-// checkTask applies the rules of a tool's task setting.
-func checkTask(m tool.TaskMode, after time.Duration, fail func(string)) {
-	switch m {
-	case tool.TaskNever, tool.TaskAllowed, tool.TaskAlways:
-	default:
-		fail(fmt.Sprintf("unknown Task %s (want tool.TaskNever, tool.TaskAllowed or tool.TaskAlways)", m))
-	}
-	switch {
-	case after < 0:
-		fail(fmt.Sprintf("negative TaskAfter %s", after))
-	case after > 0 && m != tool.TaskAllowed:
-		fail(fmt.Sprintf("TaskAfter %s with Task %s: only a TaskAllowed tool becomes a task after a while", after, m))
-	}
-}
 
 // taskAfter is t's TaskAfter with its default applied.
 func taskAfter[C any](t tool.Tool[C]) time.Duration {

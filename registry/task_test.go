@@ -2,7 +2,6 @@ package registry_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -12,47 +11,6 @@ import (
 	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/tool"
 )
-
-// TestCheckTask: the registry refuses a task setting it cannot honour,
-// in Register's message form, and accepts the consistent ones.
-func TestCheckTask(t *testing.T) {
-	tests := []struct {
-		name  string
-		mode  tool.TaskMode
-		after time.Duration
-		want  string // "" for accepted
-	}{
-		{"never", tool.TaskNever, 0, ""},
-		{"allowed with the default", tool.TaskAllowed, 0, ""},
-		{"allowed after 2s", tool.TaskAllowed, 2 * time.Second, ""},
-		{"always", tool.TaskAlways, 0, ""},
-		{"unknown mode", tool.TaskMode(7), 0, "unknown Task TaskMode(7)"},
-		{"negative after", tool.TaskAllowed, -time.Second, "negative TaskAfter -1s"},
-		{"after without allowed", tool.TaskNever, time.Second, "TaskAfter 1s with Task never"},
-		{"after with always", tool.TaskAlways, time.Second, "TaskAfter 1s with Task always"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tl := mapped()
-			tl.Task, tl.TaskAfter = tt.mode, tt.after
-			r := registry.New[*Deps]()
-			err, site := checkAt(r, tl)
-			if tt.want == "" {
-				if err != nil {
-					t.Fatalf("Check = %v, want nil", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("Check = nil, want %q", tt.want)
-			}
-			checkMessage(t, err.Error(), fmt.Sprintf("registry: tool %q (registered at %s): ", tl.Name, site), tt.want)
-			if msg, _ := registerAt(r, tl); msg == "" {
-				t.Error("Register accepted what Check refuses")
-			}
-		})
-	}
-}
 
 // TestTaskDerived: the tool's Call carries its task setting with the
 // default applied, and its definition advertises it under TaskMetaKey;

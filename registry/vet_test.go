@@ -145,6 +145,7 @@ func TestCheckVet(t *testing.T) {
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -159,6 +160,7 @@ var _ *mcp.CallToolRequest
 var _ upstream.Endpoints
 var _ = http.MethodGet
 var _ = behaviour.ReadOnly
+var _ = time.Second
 
 var r%[1]d = registry.New[*Deps]()
 

@@ -28,7 +28,16 @@
 //     or ".." segment, a query or fragment, white space, a bad
 //     placeholder or percent-escape, a method that is not an upper-case
 //     HTTP method: the fix to upper case is suggested), a route outside
-//     its tool's service, a duplicate route.
+//     its tool's service, a duplicate route;
+//   - Task not a known constant; a negative TaskAfter, or one with a
+//     Task other than tool.TaskAllowed;
+//   - Deprecated without a Reason, or with one of several lines; a
+//     Successor that names the tool itself or is not a valid tool name;
+//     a Version longer than 64 characters or with white space; a tag
+//     that is not 1 to 64 of a-z 0-9 _ . -, or is repeated (reported at
+//     the tag); an icon without a Source (at the icon);
+//   - Cache on a tool that is not ReadOnly; a Cache.TTL that is not
+//     positive; a negative Cache.StaleOnError.
 //
 // A route is known when it is a tool.Route{URI: ..., Method: ...} or
 // tool.ServiceRoute(...) of constants, a call with constant arguments
@@ -37,6 +46,11 @@
 // never assigned in its package: in the package itself, or in one it
 // imports, through analysis facts (services export their routes as
 // variables, as example-service/catalog does, or constructors).
+// Deprecated and Cache are known when written as &tool.Deprecation{...}
+// and &tool.ResultCache{...} with keyed fields (each field on its own:
+// a Reason of a variable leaves the Successor known); Tags and Icons
+// when written as a literal whose every tag is a constant, and whose
+// every icon is a literal with a constant Source or none.
 //
 // A value the source does not show as a constant (a variable set at run
 // time, a slice built by a function, a handler made elsewhere) is not
@@ -47,7 +61,8 @@
 // encoding/json names otherwise), upstream.Forward's checks of its In
 // against its route (a placeholder without a field, a body field on a
 // GET, ...), a duplicate name across packages or registries, Register
-// after Install.
+// after Install, a Deprecated.Successor that names no tool of the
+// registry (Install's rule).
 //
 // # Running it
 //

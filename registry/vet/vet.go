@@ -200,35 +200,46 @@ type registration struct {
 	inInit   bool         // the call is a statement of an init function's body
 	decl     rules.Decl
 	fields   map[rules.Field]ast.Node
-	routes   []ast.Expr      // the elements of a VisibilityRoutes literal
-	methods  []*ast.BasicLit // the literal method of each route, or nil
-	first    *ast.CallExpr   // the first registration of the same name, if this is another
+	elems    map[rules.Field][]ast.Expr // the elements of a list's literal: VisibilityRoutes, Tags, Icons
+	methods  []*ast.BasicLit            // the literal method of each route, or nil
+	first    *ast.CallExpr              // the first registration of the same name, if this is another
 }
 
-// node returns the node to report a problem of field f at: the element
-// of route i if i >= 0, else the field's key-value element, or the
-// literal when the field is missing.
+// node returns the node to report a problem of field f at: its element
+// i if i >= 0, else the field's key-value element (for a field of a
+// field, such as Deprecated.Reason, the outer field's when the inner one
+// is not written), or the literal when the field is missing.
 func (r *registration) node(f rules.Field, i int) ast.Node {
-	if i >= 0 && i < len(r.routes) {
-		return r.routes[i]
+	if es := r.elems[f]; i >= 0 && i < len(es) {
+		return es[i]
 	}
-	if n, ok := r.fields[f]; ok {
-		return n
+	for ; f != 0; f = outer[f] {
+		if n, ok := r.fields[f]; ok {
+			return n
+		}
 	}
 	return r.lit
+}
+
+// outer is the field a field of a field is written in.
+var outer = map[rules.Field]rules.Field{
+	rules.DeprecatedReason:    rules.Deprecated,
+	rules.DeprecatedSuccessor: rules.Deprecated,
+	rules.CacheTTL:            rules.Cache,
+	rules.CacheStaleOnError:   rules.Cache,
 }
 
 // report reports p at its field of r, with the fix of a method written
 // in lower case where the method is a literal.
 func (c *checker) report(r *registration, p rules.Problem) {
-	n := r.node(p.Field, p.Route)
+	n := r.node(p.Field, p.Index)
 	d := analysis.Diagnostic{Pos: n.Pos(), End: n.End(), Message: p.Text}
 	if r.first != nil && p.Text == rules.DuplicateName(r.decl.FirstSite) {
 		d.Related = []analysis.RelatedInformation{{Pos: r.first.Pos(), End: r.first.End(), Message: "first registered here"}}
 	}
-	if p.Route >= 0 && p.Route < len(r.methods) {
-		if lit := r.methods[p.Route]; lit != nil {
-			m := r.decl.Routes[p.Route].Method
+	if p.Field == rules.Routes && p.Index >= 0 && p.Index < len(r.methods) {
+		if lit := r.methods[p.Index]; lit != nil {
+			m := r.decl.Routes[p.Index].Method
 			if up := strings.ToUpper(m); up != m && isMethod(up) && strings.Contains(p.Text, "upper-case HTTP method") {
 				d.SuggestedFixes = []analysis.SuggestedFix{{
 					Message:   fmt.Sprintf("write the method as %q", up),
@@ -248,7 +259,7 @@ func isMethod(m string) bool {
 // registration reads the declaration lit of a Register call.
 func (c *checker) registration(call *ast.CallExpr, lit *ast.CompositeLit, inInit bool) *registration {
 	info := c.pass.TypesInfo
-	r := &registration{call: call, lit: lit, inInit: inInit, fields: map[rules.Field]ast.Node{}}
+	r := &registration{call: call, lit: lit, inInit: inInit, fields: map[rules.Field]ast.Node{}, elems: map[rules.Field][]ast.Expr{}}
 	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
 		var id *ast.Ident
 		switch x := ast.Unparen(sel.X).(type) {
@@ -270,7 +281,7 @@ func (c *checker) registration(call *ast.CallExpr, lit *ast.CompositeLit, inInit
 		kv, ok := elt.(*ast.KeyValueExpr)
 		if !ok {
 			// An unkeyed Tool literal: know nothing.
-			d.Unknown = rules.Name | rules.Description | rules.ServiceKey | rules.Routes | rules.Local | rules.Behaviour | rules.Handler
+			d.Unknown = rules.All
 			return r
 		}
 		if id, ok := kv.Key.(*ast.Ident); ok {
@@ -294,6 +305,7 @@ func (c *checker) registration(call *ast.CallExpr, lit *ast.CompositeLit, inInit
 	str("Name", rules.Name, &d.Name)
 	str("Description", rules.Description, &d.Description)
 	str("ServiceKey", rules.ServiceKey, &d.ServiceKey)
+	str("Version", rules.Version, &d.Version)
 	if e, ok := keyed["Local"]; ok {
 		if tv := info.Types[e]; tv.Value != nil && tv.Value.Kind() == constant.Bool {
 			d.Local = constant.BoolVal(tv.Value)
@@ -327,6 +339,7 @@ func (c *checker) registration(call *ast.CallExpr, lit *ast.CompositeLit, inInit
 		}
 		d.Sends = sends
 	}
+	c.lifecycle(r, keyed)
 	return r
 }
 
@@ -338,6 +351,13 @@ var fieldOf = map[string]rules.Field{
 	"Local":            rules.Local,
 	"Behaviour":        rules.Behaviour,
 	"Handler":          rules.Handler,
+	"Task":             rules.Task,
+	"TaskAfter":        rules.TaskAfter,
+	"Deprecated":       rules.Deprecated,
+	"Version":          rules.Version,
+	"Tags":             rules.Tags,
+	"Icons":            rules.Icons,
+	"Cache":            rules.Cache,
 }
 
 // routes reads the VisibilityRoutes value e.
@@ -359,11 +379,12 @@ func (c *checker) routes(r *registration, e ast.Expr) {
 	for _, elt := range lit.Elts {
 		if _, ok := elt.(*ast.KeyValueExpr); ok { // an indexed element: know nothing
 			d.Unknown |= rules.Routes
-			d.Routes, d.RouteUnknown, r.routes, r.methods = nil, nil, nil, nil
+			d.Routes, d.RouteUnknown, r.methods = nil, nil, nil
+			delete(r.elems, rules.Routes)
 			return
 		}
 		rv := c.evalRoute(elt, nil, 0)
-		r.routes = append(r.routes, elt)
+		r.elems[rules.Routes] = append(r.elems[rules.Routes], elt)
 		if rv == nil {
 			d.Routes = append(d.Routes, tool.Route{})
 			d.RouteUnknown = append(d.RouteUnknown, true)

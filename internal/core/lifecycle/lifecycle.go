@@ -1,10 +1,11 @@
 // Package lifecycle derives, in one place, what a tool's lifecycle
 // declaration (tool.Tool's Deprecated, Version, Tags, Icons) shows
-// clients: the deprecation notice that heads the description, the
-// _meta entry, and the rules a declaration must keep. The registry
-// builds definitions with it, the server hides a successor its caller
-// cannot see with it, servertest's sunset check reads Due. Nothing here
-// is API.
+// clients: the deprecation notice that heads the description and the
+// _meta entry. The registry builds definitions with it, the server
+// hides a successor its caller cannot see with it, servertest's sunset
+// check reads Due. The rules a declaration must keep are
+// internal/core/rules', which registry/vet applies too. Nothing here is
+// API.
 package lifecycle
 
 import (
@@ -12,12 +13,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolroute/toolroute/behaviour"
-	"github.com/toolroute/toolroute/internal/core/rules"
 	"github.com/toolroute/toolroute/tool"
 )
 
@@ -126,79 +124,4 @@ func SunsetDay(t time.Time) time.Time {
 // on (in UTC), the tool may be removed and must be.
 func Due(d *tool.Deprecation, now time.Time) bool {
 	return d != nil && !d.Sunset.IsZero() && !now.Before(SunsetDay(d.Sunset))
-}
-
-// Check reports, through fail, every rule the lifecycle declarations of
-// the tool named name break.
-func Check(name string, d *tool.Deprecation, version string, tags []string, icons []mcp.Icon, fail func(rule string)) {
-	if d != nil {
-		switch reason := strings.TrimSpace(d.Reason); {
-		case reason == "":
-			fail("Deprecated without a Reason (say why, and what to use instead)")
-		case strings.ContainsFunc(reason, unicode.IsControl):
-			fail("Deprecated.Reason holds a line break or control character (write one line)")
-		}
-		switch s := d.Successor; {
-		case s == "":
-		case s == name:
-			fail("Deprecated.Successor names the tool itself")
-		default:
-			if err := rules.CheckName(s); err != nil {
-				fail(fmt.Sprintf("Deprecated.Successor %q is not a valid tool name: %v", s, err))
-			}
-		}
-	}
-	if len(version) > 64 || strings.ContainsFunc(version, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
-		fail(fmt.Sprintf("Version %q: at most 64 characters, no space or control character", version))
-	}
-	seen := map[string]bool{}
-	for _, tag := range tags {
-		if !ValidTag(tag) {
-			fail(fmt.Sprintf("tag %q: 1 to 64 of a-z 0-9 _ . -, starting with a letter or digit", tag))
-			continue
-		}
-		if seen[tag] {
-			fail(fmt.Sprintf("duplicate tag %q", tag))
-		}
-		seen[tag] = true
-	}
-	for i, ic := range icons {
-		if strings.TrimSpace(ic.Source) == "" {
-			fail(fmt.Sprintf("Icons[%d] has no Source", i))
-		}
-	}
-}
-
-// CheckCache reports, through fail, every rule a tool's result caching
-// c breaks for a tool of behaviour b.
-func CheckCache(c *tool.ResultCache, b behaviour.Behaviour, fail func(rule string)) {
-	if c == nil {
-		return
-	}
-	if b != behaviour.ReadOnly {
-		fail(fmt.Sprintf("Cache on a tool of behaviour %s: only ReadOnly tools' results may be cached", b))
-	}
-	if c.TTL <= 0 {
-		fail(fmt.Sprintf("Cache.TTL is %v: give a positive duration", c.TTL))
-	}
-	if c.StaleOnError < 0 {
-		fail(fmt.Sprintf("Cache.StaleOnError is %v: give 0 (never) or a positive duration", c.StaleOnError))
-	}
-}
-
-// ValidTag reports whether tag is a valid toolset tag: 1 to 64 of
-// a-z 0-9 _ . -, starting with a letter or digit.
-func ValidTag(tag string) bool {
-	if tag == "" || len(tag) > 64 {
-		return false
-	}
-	for i, r := range tag {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-		case i > 0 && (r == '_' || r == '.' || r == '-'):
-		default:
-			return false
-		}
-	}
-	return true
 }

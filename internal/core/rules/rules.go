@@ -19,6 +19,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/tool"
@@ -37,6 +40,21 @@ const (
 	Behaviour
 	Handler
 	Sends // the routes the handler declares it sends on
+
+	Task
+	TaskAfter
+	Deprecated          // the pointer: whether the tool is deprecated
+	DeprecatedReason    // Deprecated.Reason
+	DeprecatedSuccessor // Deprecated.Successor
+	Version
+	Tags  // the slice, every tag: known when each is
+	Icons // every icon's Source: known when each is
+	Cache // the pointer: whether results are cached
+	CacheTTL
+	CacheStaleOnError
+
+	// All is every field: what is known of a literal without keys.
+	All Field = 1<<iota - 1
 )
 
 // Decl is what is known of one declaration.
@@ -58,6 +76,14 @@ type Decl struct {
 	// "" if none was.
 	FirstSite string
 
+	Task       tool.TaskMode
+	TaskAfter  time.Duration
+	Deprecated *tool.Deprecation // nil: not deprecated
+	Version    string
+	Tags       []string
+	Icons      []mcp.Icon
+	Cache      *tool.ResultCache // nil: results are not cached
+
 	// Unknown holds the fields whose values are not known.
 	Unknown Field
 	// RouteUnknown[i] reports that Routes[i] is not known; nil if every
@@ -70,9 +96,10 @@ type Problem struct {
 	// Field is the field at fault; for a problem of two fields (a Local
 	// tool with routes) the one to change.
 	Field Field
-	// Route is the index in Routes of the route at fault, -1 if the
-	// problem is not one route's.
-	Route int
+	// Index is the index of the element at fault in Field's list (a
+	// route of Routes, a tag of Tags, an icon of Icons), -1 if the
+	// problem is not one element's.
+	Index int
 	// Text is the rule, as the registry's message ends.
 	Text string
 }
@@ -88,8 +115,8 @@ func (d *Decl) routeKnown(i int) bool { return d.RouteUnknown == nil || !d.Route
 // Check calls report with every rule d breaks, in the registry's order,
 // skipping the rules that read a field d does not know.
 func Check(d *Decl, report func(Problem)) {
-	fail := func(f Field, route int, format string, args ...any) {
-		report(Problem{Field: f, Route: route, Text: fmt.Sprintf(format, args...)})
+	fail := func(f Field, i int, format string, args ...any) {
+		report(Problem{Field: f, Index: i, Text: fmt.Sprintf(format, args...)})
 	}
 	if d.Known(Name) {
 		if err := CheckName(d.Name); err != nil {
@@ -110,10 +137,10 @@ func Check(d *Decl, report func(Problem)) {
 			fail(Handler, -1, "%v", err)
 		}
 	}
-	routesKnown, keyKnown := d.Known(Routes), d.Known(ServiceKey)
+	keyKnown := d.Known(ServiceKey)
 	if d.Known(Local) {
 		if d.Local {
-			if routesKnown && len(d.Routes) > 0 {
+			if d.Known(Routes) && len(d.Routes) > 0 {
 				fail(Routes, -1, "a Local tool must not declare VisibilityRoutes (it calls no upstream)")
 			}
 			if keyKnown && d.ServiceKey != "" {
@@ -121,9 +148,9 @@ func Check(d *Decl, report func(Problem)) {
 			}
 		} else {
 			switch {
-			case routesKnown && len(d.Routes) == 0:
+			case d.Known(Routes) && len(d.Routes) == 0:
 				fail(Routes, -1, "no VisibilityRoutes and not Local: declare the upstream routes the tool reaches, or Local for a tool that calls no upstream")
-			case routesKnown && keyKnown && d.ServiceKey == "":
+			case d.Known(Routes) && keyKnown && d.ServiceKey == "":
 				fail(ServiceKey, -1, "VisibilityRoutes without a ServiceKey: name the upstream service the tool calls")
 			}
 		}
@@ -133,9 +160,18 @@ func Check(d *Decl, report func(Problem)) {
 			}
 		}
 	}
-	if !routesKnown {
-		return
+	if d.Known(Routes) {
+		checkRoutes(d, fail)
 	}
+	checkTask(d, fail)
+	checkLifecycle(d, fail)
+	checkCache(d, fail)
+}
+
+// checkRoutes applies the rules of d's routes, which are known, and of
+// the routes its handler sends on.
+func checkRoutes(d *Decl, fail failFunc) {
+	keyKnown := d.Known(ServiceKey)
 	if d.Known(Sends) && d.RouteUnknown == nil {
 		for _, s := range d.Sends {
 			if !slices.Contains(d.Routes, s) {

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolroute/toolroute/behaviour"
 	"github.com/toolroute/toolroute/internal/core/rules"
@@ -13,7 +16,7 @@ import (
 
 func problems(d rules.Decl) []string {
 	var out []string
-	rules.Check(&d, func(p rules.Problem) { out = append(out, fmt.Sprintf("%d/%d: %s", p.Field, p.Route, p.Text)) })
+	rules.Check(&d, func(p rules.Problem) { out = append(out, fmt.Sprintf("%d/%d: %s", p.Field, p.Index, p.Text)) })
 	return out
 }
 
@@ -45,7 +48,57 @@ func blank(d rules.Decl, unknown rules.Field) rules.Decl {
 	if unknown&rules.Sends != 0 {
 		d.Sends = nil
 	}
+	if unknown&rules.Task != 0 {
+		d.Task = tool.TaskNever
+	}
+	if unknown&rules.TaskAfter != 0 {
+		d.TaskAfter = 0
+	}
+	if unknown&rules.Deprecated != 0 {
+		d.Deprecated = nil
+	} else if d.Deprecated != nil && unknown&(rules.DeprecatedReason|rules.DeprecatedSuccessor) != 0 {
+		dep := *d.Deprecated
+		if unknown&rules.DeprecatedReason != 0 {
+			dep.Reason = ""
+		}
+		if unknown&rules.DeprecatedSuccessor != 0 {
+			dep.Successor = ""
+		}
+		d.Deprecated = &dep
+	}
+	if unknown&rules.Version != 0 {
+		d.Version = ""
+	}
+	if unknown&rules.Tags != 0 {
+		d.Tags = nil
+	}
+	if unknown&rules.Icons != 0 {
+		d.Icons = nil
+	}
+	if unknown&rules.Cache != 0 {
+		d.Cache = nil
+	} else if d.Cache != nil && unknown&(rules.CacheTTL|rules.CacheStaleOnError) != 0 {
+		c := *d.Cache
+		if unknown&rules.CacheTTL != 0 {
+			c.TTL = 0
+		}
+		if unknown&rules.CacheStaleOnError != 0 {
+			c.StaleOnError = 0
+		}
+		d.Cache = &c
+	}
 	return d
+}
+
+// unknownOf returns the fields of fields that mask's bits select.
+func unknownOf(fields []rules.Field, mask int) rules.Field {
+	var unknown rules.Field
+	for j, f := range fields {
+		if mask&(1<<j) != 0 {
+			unknown |= f
+		}
+	}
+	return unknown
 }
 
 // TestUnknownIsSound: whatever a caller does not know, Check reports
@@ -67,13 +120,8 @@ func TestUnknownIsSound(t *testing.T) {
 	fields := []rules.Field{rules.Name, rules.Description, rules.ServiceKey, rules.Routes, rules.Local, rules.Behaviour, rules.Handler, rules.Sends}
 	for i, d := range decls {
 		whole := problems(d)
-		for mask := range rules.Field(1 << len(fields)) {
-			var unknown rules.Field
-			for j, f := range fields {
-				if mask&(1<<j) != 0 {
-					unknown |= f
-				}
-			}
+		for mask := range 1 << len(fields) {
+			unknown := unknownOf(fields, mask)
 			for routeMask := range 1 << len(d.Routes) {
 				if unknown&rules.Routes != 0 && routeMask != 0 {
 					continue
@@ -98,6 +146,57 @@ func TestUnknownIsSound(t *testing.T) {
 	}
 }
 
+// TestUnknownIsSoundLifecycle is TestUnknownIsSound for the rules of
+// the task setting, the lifecycle and result caching, with the fields
+// those read besides their own (Name, Behaviour).
+func TestUnknownIsSoundLifecycle(t *testing.T) {
+	get := tool.ServiceRoute("catalog", "GET", "/items/{id}")
+	base := rules.Decl{Name: "t", Description: "d", ServiceKey: "catalog", Routes: []tool.Route{get}, Behaviour: behaviour.ReadOnly}
+	with := func(edit func(*rules.Decl)) rules.Decl {
+		d := base
+		edit(&d)
+		return d
+	}
+	decls := []rules.Decl{
+		base,
+		with(func(d *rules.Decl) {
+			d.Task, d.TaskAfter = tool.TaskAllowed, time.Second
+			d.Deprecated = &tool.Deprecation{Reason: "old", Successor: "t2"}
+			d.Version, d.Tags, d.Icons = "1.0", []string{"a", "b"}, []mcp.Icon{{Source: "x"}}
+			d.Cache = &tool.ResultCache{TTL: time.Second, StaleOnError: time.Minute}
+		}),
+		with(func(d *rules.Decl) {
+			d.Task, d.TaskAfter = 9, -time.Second
+			d.Deprecated = &tool.Deprecation{Reason: "a\nb", Successor: "t"}
+			d.Version, d.Tags, d.Icons = "1 0", []string{"A", "a", "a"}, []mcp.Icon{{}, {Source: "x"}}
+			d.Behaviour, d.Cache = behaviour.Additive, &tool.ResultCache{StaleOnError: -1}
+		}),
+		with(func(d *rules.Decl) {
+			d.Task, d.TaskAfter = tool.TaskAlways, time.Second
+			d.Deprecated = &tool.Deprecation{Successor: "bad name"}
+			d.Cache = &tool.ResultCache{TTL: time.Second}
+			d.Behaviour = behaviour.Destructive
+		}),
+		with(func(d *rules.Decl) { d.TaskAfter, d.Deprecated = time.Second, &tool.Deprecation{Reason: " "} }),
+	}
+	fields := []rules.Field{rules.Name, rules.Behaviour, rules.Task, rules.TaskAfter, rules.Deprecated, rules.DeprecatedReason, rules.DeprecatedSuccessor,
+		rules.Version, rules.Tags, rules.Icons, rules.Cache, rules.CacheTTL, rules.CacheStaleOnError}
+	for i, d := range decls {
+		whole := problems(d)
+		if i > 1 && len(whole) == 0 {
+			t.Fatalf("decl %d breaks no rule", i)
+		}
+		for mask := range 1 << len(fields) {
+			unknown := unknownOf(fields, mask)
+			for _, got := range problems(blank(d, unknown)) {
+				if !slices.Contains(whole, got) {
+					t.Errorf("decl %d, unknown %b: %q, which the whole declaration does not have (it has %q)", i, unknown, got, whole)
+				}
+			}
+		}
+	}
+}
+
 // TestCheckOrder pins the order of a declaration's problems, Register's.
 func TestCheckOrder(t *testing.T) {
 	d := rules.Decl{
@@ -106,6 +205,13 @@ func TestCheckOrder(t *testing.T) {
 		Routes:     []tool.Route{{URI: "/catalog/a/../b", Method: "GET"}, {URI: "/billing/x", Method: "GET"}, {URI: "/catalog/ok", Method: "GET"}, {URI: "/catalog/ok", Method: "GET"}},
 		Handler:    rules.ErrMissingHandler,
 		FirstSite:  "a.go:1",
+		Task:       7,
+		TaskAfter:  -time.Second,
+		Deprecated: &tool.Deprecation{},
+		Version:    "a b",
+		Tags:       []string{"a", "-b", "a"},
+		Icons:      []mcp.Icon{{}},
+		Cache:      &tool.ResultCache{},
 	}
 	want := []string{
 		"1/-1: empty Name",
@@ -116,6 +222,15 @@ func TestCheckOrder(t *testing.T) {
 		`8/0: invalid route GET /catalog/a/../b: URI must not contain a ".." segment`,
 		`8/1: route GET /billing/x is outside service "catalog" (its URI must start with "/catalog/")`,
 		"8/3: duplicate route GET /catalog/ok",
+		"256/-1: unknown Task TaskMode(7) (want tool.TaskNever, tool.TaskAllowed or tool.TaskAlways)",
+		"512/-1: negative TaskAfter -1s",
+		"2048/-1: Deprecated without a Reason (say why, and what to use instead)",
+		"8192/-1: Version \"a b\": at most 64 characters, no space or control character",
+		"16384/1: tag \"-b\": 1 to 64 of a-z 0-9 _ . -, starting with a letter or digit",
+		"16384/2: duplicate tag \"a\"",
+		"32768/0: Icons[0] has no Source",
+		"65536/-1: Cache on a tool of behaviour unset: only ReadOnly tools' results may be cached",
+		"131072/-1: Cache.TTL is 0s: give a positive duration",
 	}
 	if got := problems(d); !slices.Equal(got, want) {
 		t.Errorf("problems:\n%q\nwant\n%q", got, want)

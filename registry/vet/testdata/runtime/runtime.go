@@ -6,6 +6,7 @@ package runtime
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -97,6 +98,58 @@ func init() {
 }
 
 type box[T any] struct{ V T }
+
+var (
+	mode   = tool.TaskMode(len(os.Args))
+	after  = time.Duration(len(os.Args)) * -time.Second
+	dep    = &tool.Deprecation{}
+	reason = os.Getenv("REASON")
+	tags   = []string{"A", "A"}
+	icon   = mcp.Icon{}
+	ttl    = time.Duration(len(os.Args) - 1)
+	cache  = &tool.ResultCache{}
+)
+
+func tagsOf(s ...string) []string { return s }
+
+// Task, lifecycle and caching values known only at run time (which the
+// registry may well refuse) are not the analyzer's to judge.
+func init() {
+	Registry.Register(tool.Tool[*Deps]{
+		Name:        "runtime_lifecycle",
+		Description: "d",
+		Local:       true,
+		Behaviour:   behav,
+		Handler:     tool.Handle(get),
+		Task:        mode,
+		TaskAfter:   after,
+		Deprecated:  dep,
+		Version:     os.Getenv("VERSION"),
+		Tags:        tags,
+		Icons:       []mcp.Icon{icon},
+		Cache:       cache,
+	})
+	Registry.Register(tool.Tool[*Deps]{
+		Name:        name,
+		Description: "d",
+		Local:       true,
+		Behaviour:   behav,
+		Handler:     tool.Handle(get),
+		TaskAfter:   time.Second * time.Duration(len(os.Args)),
+		Deprecated:  &tool.Deprecation{Reason: reason, Successor: name},
+		Tags:        tagsOf("A"),
+		Icons:       []mcp.Icon{{Source: reason}},
+		Cache:       &tool.ResultCache{TTL: ttl, StaleOnError: -ttl},
+	})
+	Registry.Register(tool.Tool[*Deps]{
+		Name:        "runtime_tags",
+		Description: "d",
+		Local:       true,
+		Behaviour:   behaviour.ReadOnly,
+		Handler:     tool.Handle(get),
+		Tags:        []string{"ok", reason},
+	})
+}
 
 func later() {
 	Registry.Register(tool.Tool[*Deps]{Name: "later", Description: "d", Local: true, Behaviour: behaviour.ReadOnly, Handler: tool.Handle(get)})
