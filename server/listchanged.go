@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,8 +20,11 @@ import (
 // notifications/tools/list_changed to each whose set differs from the
 // one it was last told of (or saw when it began to listen). Listeners
 // whose set is the same are not told, and the notification carries no
-// tool name: it reveals nothing about tools a caller does not see. It
-// returns how many listeners were told.
+// tool name: it reveals nothing about tools a caller does not see. The
+// set is what the caller's roles show: [Options.Toolsets] hides tools as
+// it does from tools/list (a reload that changes only a role's toolsets
+// tells its callers too); a client's own narrowing, by request, does
+// not count. It returns how many listeners were told.
 //
 // Listeners are the 2026-07-28 subscriptions/listen streams that asked
 // for toolsListChanged, and the 2025 sessions (stdio, in-memory, stateful
@@ -42,11 +46,12 @@ func NotifyListChanged(ctx context.Context, s *mcp.Server) int {
 // listeners are the sessions of a server that are told when their
 // callers' visible tools change (Options.ListChanged).
 type listeners struct {
-	a      authz.Authorizer
-	tools  []*tool.Call
-	routes []tool.Route // the distinct routes of tools
-	log    *slog.Logger
-	send   mcp.MethodHandler // the server's sending handler, below its middleware
+	a        authz.Authorizer
+	toolsets func(context.Context, authz.Caller) ([]string, bool) // Options.Toolsets; nil for none
+	tools    []*tool.Call
+	routes   []tool.Route // the distinct routes of tools
+	log      *slog.Logger
+	send     mcp.MethodHandler // the server's sending handler, below its middleware
 
 	mu sync.Mutex // held while deciding, so that a registration and a notify are ordered
 	m  map[*mcp.ServerSession]*listener
@@ -61,8 +66,8 @@ type listener struct {
 	known  bool // seen holds a decided set
 }
 
-func newListeners(a authz.Authorizer, tools []*tool.Call, log *slog.Logger) *listeners {
-	l := &listeners{a: a, tools: tools, log: log, m: map[*mcp.ServerSession]*listener{}}
+func newListeners(a authz.Authorizer, toolsets func(context.Context, authz.Caller) ([]string, bool), tools []*tool.Call, log *slog.Logger) *listeners {
+	l := &listeners{a: a, toolsets: toolsets, tools: tools, log: log, m: map[*mcp.ServerSession]*listener{}}
 	ids := map[tool.Route]bool{}
 	for _, t := range tools {
 		for _, r := range t.Routes {
@@ -76,7 +81,8 @@ func newListeners(a authz.Authorizer, tools []*tool.Call, log *slog.Logger) *lis
 }
 
 // visible is the digest of the names of the tools c sees now (in the
-// order of tools, sorted by name), as authz.Middleware lists them.
+// order of tools, sorted by name), as authz.Middleware lists them to a
+// client that does not narrow them.
 func (l *listeners) visible(c authz.Caller) ([sha256.Size]byte, error) {
 	// A context of its own: a pinned request's would decide under the
 	// generation the request began with, not the current one.
@@ -95,8 +101,16 @@ func (l *listeners) visible(c authz.Caller) ([sha256.Size]byte, error) {
 			allowed[r] = got[i]
 		}
 	}
+	var limit []string
+	limited := false
+	if l.toolsets != nil {
+		limit, limited = l.toolsets(ctx, c)
+	}
 	h := sha256.New()
 	for _, t := range l.tools {
+		if limited && !slices.ContainsFunc(t.Tags, func(tag string) bool { return slices.Contains(limit, tag) }) {
+			continue // a toolset hides it, as from tools/list
+		}
 		seen := t.Local
 		for _, r := range t.Routes {
 			seen = seen || allowed[r]

@@ -17,6 +17,7 @@ import (
 	"github.com/toolroute/toolroute/authz/reload"
 	"github.com/toolroute/toolroute/internal/testing/mcptest"
 	"github.com/toolroute/toolroute/internal/testing/syncbuf"
+	"github.com/toolroute/toolroute/registry"
 	"github.com/toolroute/toolroute/server"
 	"github.com/toolroute/toolroute/server/servertest"
 )
@@ -176,4 +177,88 @@ func TestListenersEnd(t *testing.T) {
 	waitFor(t, "the 2025 session", func() bool { return server.ListenersForTest(s) == 1 })
 	mem.Close()
 	waitFor(t, "the 2025 session's end", func() bool { return server.ListenersForTest(s) == 0 })
+}
+
+// TestNotifyListChangedToolsets: a policy swap that changes only a
+// role's toolsets tells the role's listeners, whose visible tools it
+// changes as tools/list shows them, and not a caller whose role it does
+// not limit; a swap whose toolsets add a tag no tool carries tells
+// nobody.
+func TestNotifyListChangedToolsets(t *testing.T) {
+	reg := registry.New[lifeDeps]()
+	add := func(name string, local bool, tags ...string) {
+		tl := lifeTool(name, "GET", nil)
+		tl.Tags = tags
+		if local {
+			tl.ServiceKey, tl.VisibilityRoutes, tl.Local = "", nil, true
+		}
+		reg.Register(tl)
+	}
+	add("read_a", false, "a")
+	add("read_b", false, "b")
+	add("read_untagged", false)
+	add("local_a", true, "a")
+	policy := func(toolsets string) *authz.Policy {
+		p, err := authz.ParsePolicy([]byte(`[
+		 {"role": "limited", ` + toolsets + ` "accessPolicies": [{"path": "^/s/things$", "methods": ["GET"], "effect": "allow"}]},
+		 {"role": "full", "accessPolicies": [{"path": "^/s/things$", "methods": ["GET"], "effect": "allow"}]}]`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	rel := reload.New(policy(`"toolsets": ["a"],`))
+	toolsets := func(ctx context.Context, c authz.Caller) ([]string, bool) {
+		p, ok := rel.At(ctx).(*authz.Policy)
+		if !ok {
+			return nil, true
+		}
+		return p.Toolsets(c)
+	}
+	s, err := server.New(server.Options{Authorizer: rel, Toolsets: toolsets, Logger: discardLogger, ListChanged: true, Observers: []mcp.Middleware{rel.Middleware()}},
+		server.Install(reg, lifeDeps{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect := func(c authz.Caller, at *changes) *mcp.ClientSession {
+		return mcptest.Connect(t, s, &mcptest.Options{
+			Client:        mcp.NewClient(&mcp.Implementation{Name: c.Subject, Version: "1"}, &mcp.ClientOptions{ToolListChangedHandler: at.handler}),
+			Session:       &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"},
+			ServerContext: authz.WithCaller(context.Background(), c),
+		})
+	}
+	var atAlice, atBob changes
+	alice := connect(authz.Caller{Subject: "alice", Roles: []string{"limited"}}, &atAlice)
+	bob := connect(authz.Caller{Subject: "bob", Roles: []string{"full"}}, &atBob)
+	waitFor(t, "two listeners", func() bool { return server.ListenersForTest(s) == 2 })
+	if got, want := names(t, alice), []string{"local_a", "read_a"}; !slices.Equal(got, want) {
+		t.Fatalf("alice lists %q at start, want %q", got, want)
+	}
+	bobSees := names(t, bob)
+
+	rel.Swap(policy(`"toolsets": ["a", "b"],`)) // the routes are the same: only the toolsets changed
+	if n := server.NotifyListChanged(context.Background(), s); n != 1 {
+		t.Errorf("NotifyListChanged after alice's role gained toolset b told %d listeners, want 1 (alice)", n)
+	}
+	waitFor(t, "alice's notification", func() bool { return atAlice.count() == 1 })
+	if got, want := names(t, alice), []string{"local_a", "read_a", "read_b"}; !slices.Equal(got, want) {
+		t.Errorf("alice lists %q after the notification, want %q", got, want)
+	}
+
+	rel.Swap(policy(`"toolsets": ["a", "b", "c"],`)) // no tool carries c
+	if n := server.NotifyListChanged(context.Background(), s); n != 0 {
+		t.Errorf("NotifyListChanged after a toolset no tool is in told %d listeners, want 0", n)
+	}
+
+	rel.Swap(policy(``)) // limited is limited no more
+	if n := server.NotifyListChanged(context.Background(), s); n != 1 {
+		t.Errorf("NotifyListChanged after alice's role lost its toolsets told %d listeners, want 1 (alice)", n)
+	}
+	waitFor(t, "alice's second notification", func() bool { return atAlice.count() == 2 })
+	if got := names(t, alice); !slices.Equal(got, bobSees) {
+		t.Errorf("alice lists %q once her role is not limited, want what bob sees, %q", got, bobSees)
+	}
+	if atBob.count() != 0 || !slices.Equal(names(t, bob), bobSees) {
+		t.Errorf("bob, whose role no toolset limits, was told %d times and lists %q (was %q)", atBob.count(), names(t, bob), bobSees)
+	}
 }

@@ -152,7 +152,7 @@ func New(opts Options, installs ...Installer) (*mcp.Server, error) {
 	mw := []mcp.Middleware{c.middleware}
 	var lists *listeners
 	if opts.ListChanged {
-		lists = newListeners(opts.Authorizer, tools, c.log)
+		lists = newListeners(opts.Authorizer, opts.Toolsets, tools, c.log)
 		mw = append(mw, lists.receiving)
 		s.AddSendingMiddleware(lists.sending)
 	}
